@@ -1,0 +1,301 @@
+#include "config/config_loader.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <initializer_list>
+#include <set>
+#include <sstream>
+
+namespace switchyard::config {
+namespace {
+
+constexpr std::string_view kEnvPrefix = "os.environ/";
+
+// Walks a YAML document and collects every problem with its line instead of stopping at the
+// first one.
+class Reader final {
+public:
+    Reader(std::string_view file, const EnvLookup& env, std::vector<Problem>& problems)
+        : file_(file), env_(env), problems_(problems) {}
+
+    void Fail(const YAML::Node& node, std::string message) {
+        const int line = node.IsDefined() && node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
+        problems_.push_back({file_, line, std::move(message)});
+    }
+
+    // True if `node` is a map whose keys are all in `allowed`; reports each unknown key.
+    bool CheckMap(const YAML::Node& node, std::string_view where,
+                  std::initializer_list<std::string_view> allowed) {
+        if (!node.IsMap()) {
+            Fail(node, std::string(where) + " must be a mapping");
+            return false;
+        }
+        for (const auto& entry : node) {
+            const std::string key = entry.first.Scalar();
+            if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+                std::string known;
+                for (std::string_view k : allowed) {
+                    if (!known.empty()) known += ", ";
+                    known += k;
+                }
+                Fail(entry.first,
+                     "unknown key '" + key + "' in " + std::string(where) + " (known: " + known + ")");
+            }
+        }
+        return true;
+    }
+
+    bool String(const YAML::Node& map, const char* key, std::string& out, bool required = false) {
+        const YAML::Node node = map[key];
+        if (!node.IsDefined() || node.IsNull()) {
+            if (required) Fail(map, std::string("missing required key '") + key + "'");
+            return false;
+        }
+        if (!node.IsScalar()) {
+            Fail(node, std::string("'") + key + "' must be a string");
+            return false;
+        }
+        out = node.Scalar();
+        return true;
+    }
+
+    template <class Int>
+    void Integer(const YAML::Node& map, const char* key, Int& out, long long min, long long max) {
+        const YAML::Node node = map[key];
+        if (!node.IsDefined() || node.IsNull()) return;
+        long long value = 0;
+        try {
+            value = node.as<long long>();
+        } catch (const YAML::Exception&) {
+            Fail(node, std::string("'") + key + "' must be an integer");
+            return;
+        }
+        if (value < min || value > max) {
+            Fail(node, std::string("'") + key + "' must be between " + std::to_string(min) +
+                           " and " + std::to_string(max));
+            return;
+        }
+        out = static_cast<Int>(value);
+    }
+
+    void Duration(const YAML::Node& map, const char* key, Millis& out) {
+        long long ms = out.count();
+        Integer(map, key, ms, 1, 24LL * 3600 * 1000);
+        out = Millis(ms);
+    }
+
+    void Number(const YAML::Node& map, const char* key, double& out, double min) {
+        const YAML::Node node = map[key];
+        if (!node.IsDefined() || node.IsNull()) return;
+        try {
+            out = node.as<double>();
+        } catch (const YAML::Exception&) {
+            Fail(node, std::string("'") + key + "' must be a number");
+            return;
+        }
+        if (!(out > min)) Fail(node, std::string("'") + key + "' must be greater than 0");
+    }
+
+    // `os.environ/NAME` reads the environment; anything else is an inline value.
+    void SecretValue(const YAML::Node& map, const char* key, Secret& out) {
+        std::string text;
+        if (!String(map, key, text)) return;
+        if (!std::string_view(text).starts_with(kEnvPrefix)) {
+            out = Secret(text, "inline");
+            return;
+        }
+        const std::string name = text.substr(kEnvPrefix.size());
+        const std::optional<std::string> value = env_(name);
+        if (!value || value->empty()) {
+            Fail(map[key], std::string("'") + key + "': environment variable " + name +
+                               " is not set");
+            return;
+        }
+        out = Secret(*value, "env " + name);
+    }
+
+private:
+    std::string file_;
+    const EnvLookup& env_;
+    std::vector<Problem>& problems_;
+};
+
+void ReadServer(Reader& r, const YAML::Node& node, ServerConfig& server) {
+    if (!r.CheckMap(node, "server",
+                    {"listen", "workers", "max_body_bytes", "header_timeout_ms", "idle_timeout_ms",
+                     "drain_timeout_ms", "master_key"})) {
+        return;
+    }
+    std::string listen;
+    if (r.String(node, "listen", listen) &&
+        !core::ParseHostPort(listen, server.listen_host, server.listen_port)) {
+        r.Fail(node["listen"], "'listen' must be HOST:PORT, e.g. 127.0.0.1:4000");
+    }
+    r.Integer(node, "workers", server.workers, 0, 256);
+    r.Integer(node, "max_body_bytes", server.max_body_bytes, 1024, 1LL << 30);
+    r.Duration(node, "header_timeout_ms", server.header_timeout);
+    r.Duration(node, "idle_timeout_ms", server.idle_timeout);
+    r.Duration(node, "drain_timeout_ms", server.drain_timeout);
+    r.SecretValue(node, "master_key", server.master_key);
+}
+
+void ReadTimeouts(Reader& r, const YAML::Node& node, Timeouts& timeouts) {
+    if (!r.CheckMap(node, "timeouts", {"connect_ms", "first_byte_ms", "total_ms"})) return;
+    r.Duration(node, "connect_ms", timeouts.connect);
+    r.Duration(node, "first_byte_ms", timeouts.first_byte);
+    r.Duration(node, "total_ms", timeouts.total);
+}
+
+void ReadLog(Reader& r, const YAML::Node& node, LogConfig& log) {
+    if (!r.CheckMap(node, "log", {"access"})) return;
+    r.String(node, "access", log.access);
+}
+
+void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
+                    Deployment& out) {
+    out.line = node.Mark().line + 1;
+    if (!r.CheckMap(node, "deployment of '" + group + "'",
+                    {"name", "provider", "model", "api_base", "api_key", "weight", "ca_file"})) {
+        return;
+    }
+    std::string provider = "openai";
+    r.String(node, "provider", provider);
+    if (provider != "openai") {
+        r.Fail(node["provider"], "unsupported provider '" + provider + "' (supported: openai)");
+    }
+    r.String(node, "model", out.model, /*required=*/true);
+    out.api_base = "https://api.openai.com/v1";
+    r.String(node, "api_base", out.api_base);
+    std::string error;
+    if (auto url = core::ParseBaseUrl(out.api_base, error)) {
+        out.base_url = std::move(*url);
+    } else {
+        r.Fail(node["api_base"].IsDefined() ? node["api_base"] : node,
+               "invalid api_base '" + out.api_base + "': " + error);
+    }
+    r.SecretValue(node, "api_key", out.api_key);
+    r.Number(node, "weight", out.weight, 0.0);
+    if (r.String(node, "ca_file", out.ca_file) && !std::ifstream(out.ca_file).good()) {
+        r.Fail(node["ca_file"], "ca_file '" + out.ca_file + "' cannot be read");
+    }
+    r.String(node, "name", out.name);
+}
+
+void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& models) {
+    if (!node.IsSequence()) {
+        r.Fail(node, "'models' must be a list of model groups");
+        return;
+    }
+    for (const auto& entry : node) {
+        ModelGroup group;
+        if (!r.CheckMap(entry, "model group", {"name", "deployments"})) continue;
+        r.String(entry, "name", group.name, /*required=*/true);
+        const YAML::Node deployments = entry["deployments"];
+        if (!deployments.IsDefined() || !deployments.IsSequence() || deployments.size() == 0) {
+            r.Fail(deployments.IsDefined() ? deployments : entry,
+                   "model group '" + group.name + "' needs a non-empty 'deployments' list");
+        } else {
+            for (const auto& d : deployments) {
+                Deployment deployment;
+                ReadDeployment(r, d, group.name, deployment);
+                group.deployments.push_back(std::move(deployment));
+            }
+        }
+        models.push_back(std::move(group));
+    }
+}
+
+// Names every deployment that has none, and checks that names are unique.
+void NameDeployments(Reader& r, const YAML::Node& root, Config& config) {
+    std::set<std::string> group_names;
+    std::set<std::string> deployment_names;
+    for (auto& group : config.models) {
+        if (!group.name.empty() && !group_names.insert(group.name).second) {
+            r.Fail(root["models"], "duplicate model group name '" + group.name + "'");
+        }
+        for (auto& d : group.deployments) {
+            if (!d.name.empty()) {
+                if (!deployment_names.insert(d.name).second) {
+                    r.Fail(root["models"], "duplicate deployment name '" + d.name + "'");
+                }
+            }
+        }
+    }
+    for (auto& group : config.models) {
+        for (auto& d : group.deployments) {
+            if (!d.name.empty()) continue;
+            const std::string base = d.model + "@" + d.base_url.HostHeader();
+            std::string candidate = base;
+            for (int n = 2; deployment_names.count(candidate) > 0; ++n) {
+                candidate = base + "#" + std::to_string(n);
+            }
+            d.name = candidate;
+            deployment_names.insert(candidate);
+        }
+    }
+}
+
+}  // namespace
+
+std::string Problem::ToString() const {
+    return file + ":" + std::to_string(line) + ": " + message;
+}
+
+const ModelGroup* Config::FindGroup(std::string_view name) const {
+    for (const auto& group : models) {
+        if (group.name == name) return &group;
+    }
+    return nullptr;
+}
+
+EnvLookup ProcessEnvironment() {
+    return [](std::string_view name) -> std::optional<std::string> {
+        const char* value = std::getenv(std::string(name).c_str());
+        if (value == nullptr) return std::nullopt;
+        return std::string(value);
+    };
+}
+
+LoadResult LoadConfigText(std::string_view text, std::string_view file, const EnvLookup& env) {
+    LoadResult result;
+    YAML::Node root;
+    try {
+        root = YAML::Load(std::string(text));
+    } catch (const YAML::Exception& e) {
+        result.problems.push_back({std::string(file), e.mark.line + 1, e.msg});
+        return result;
+    }
+    auto config = std::make_shared<Config>();
+    Reader r(file, env, result.problems);
+    if (!r.CheckMap(root, "the top level", {"server", "timeouts", "log", "models"})) {
+        return result;
+    }
+    if (root["server"]) ReadServer(r, root["server"], config->server);
+    if (root["timeouts"]) ReadTimeouts(r, root["timeouts"], config->timeouts);
+    if (root["log"]) ReadLog(r, root["log"], config->log);
+    if (root["models"]) {
+        ReadModels(r, root["models"], config->models);
+    } else {
+        r.Fail(root, "missing required key 'models'");
+    }
+    NameDeployments(r, root, *config);
+    if (result.problems.empty()) result.config = std::move(config);
+    return result;
+}
+
+LoadResult LoadConfigFile(const std::string& path, const EnvLookup& env) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        LoadResult result;
+        result.problems.push_back({path, 0, "cannot read file"});
+        return result;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    return LoadConfigText(text.str(), path, env);
+}
+
+}  // namespace switchyard::config

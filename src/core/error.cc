@@ -1,0 +1,32 @@
+#include "core/error.h"
+
+namespace switchyard::core {
+
+unsigned StatusOf(ErrorKind kind) {
+    switch (kind) {
+        case ErrorKind::kMalformedJson:
+        case ErrorKind::kInvalidRequest:
+            return 400;
+        case ErrorKind::kUnauthorized:
+            return 401;
+        case ErrorKind::kModelNotFound:
+        case ErrorKind::kRouteNotFound:
+            return 404;
+        case ErrorKind::kMethodNotAllowed:
+            return 405;
+        case ErrorKind::kPayloadTooLarge:
+            return 413;
+        case ErrorKind::kUpstreamUnreachable:
+        case ErrorKind::kUpstreamProtocol:
+            return 502;
+        case ErrorKind::kUnavailable:
+            return 503;
+        case ErrorKind::kUpstreamTimeout:
+            return 504;
+        case ErrorKind::kInternal:
+            return 500;
+    }
+    return 500;
+}
+
+}  // namespace switchyard::core

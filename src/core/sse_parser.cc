@@ -1,0 +1,57 @@
+#include "core/sse_parser.h"
+
+namespace switchyard::core {
+
+void SseParser::Feed(std::string_view bytes) {
+    if (consumed_ > 0) {
+        buffer_.erase(0, consumed_);
+        consumed_ = 0;
+    }
+    buffer_.append(bytes);
+}
+
+bool SseParser::Next(SseEvent& event) {
+    const std::string_view all(buffer_);
+    std::size_t pos = consumed_;
+    std::string_view name;
+    std::string data;
+    bool has_data = false;
+    while (pos < all.size()) {
+        const std::size_t eol = all.find_first_of("\r\n", pos);
+        if (eol == std::string_view::npos) return false;
+        std::size_t next = eol + 1;
+        if (all[eol] == '\r') {
+            // A lone '\r' at the end may be the first half of "\r\n": wait for the next byte.
+            if (next == all.size()) return false;
+            if (all[next] == '\n') ++next;
+        }
+        const std::string_view line = all.substr(pos, eol - pos);
+        pos = next;
+        if (line.empty()) {
+            event.raw = all.substr(consumed_, pos - consumed_);
+            event.name = name;
+            event.data = std::move(data);
+            event.has_data = has_data;
+            consumed_ = pos;
+            return true;
+        }
+        if (line.front() == ':') continue;  // comment
+        const std::size_t colon = line.find(':');
+        const std::string_view field = line.substr(0, colon);
+        std::string_view value;
+        if (colon != std::string_view::npos) {
+            value = line.substr(colon + 1);
+            if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+        }
+        if (field == "data") {
+            if (has_data) data.push_back('\n');
+            data.append(value);
+            has_data = true;
+        } else if (field == "event") {
+            name = value;
+        }
+    }
+    return false;
+}
+
+}  // namespace switchyard::core

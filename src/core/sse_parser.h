@@ -1,0 +1,38 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace switchyard::core {
+
+// One complete Server-Sent Events event as framed by SseParser.
+// `raw` holds the event's exact bytes including its terminating blank line; it stays valid until
+// the next call to SseParser::Feed.
+struct SseEvent {
+    std::string_view raw;
+    std::string_view name;  // the `event:` field, empty when absent
+    std::string data;       // `data:` lines joined with '\n' (WHATWG SSE), empty when absent
+    bool has_data = false;  // false for comment-only blocks such as ": keep-alive"
+};
+
+// Incremental SSE framer (WHATWG HTML "event stream interpretation"). Bytes may be split at any
+// position, including between '\r' and '\n' and inside a UTF-8 sequence: framing only looks at
+// ASCII line terminators. Not thread-safe; one instance per stream.
+class SseParser final {
+public:
+    // Appends bytes. Views handed out by earlier Next() calls become invalid.
+    void Feed(std::string_view bytes);
+
+    // Frames the next complete event; false when only an incomplete event remains buffered.
+    bool Next(SseEvent& event);
+
+    // Bytes received but not yet framed into an event.
+    std::string_view Pending() const { return std::string_view(buffer_).substr(consumed_); }
+
+private:
+    std::string buffer_;
+    std::size_t consumed_ = 0;
+};
+
+}  // namespace switchyard::core

@@ -1,0 +1,7 @@
+#pragma once
+
+namespace switchyard {
+
+inline constexpr const char* kVersion = "0.1.0";
+
+}  // namespace switchyard

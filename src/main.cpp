@@ -1,0 +1,145 @@
+// switchyard: the LLM API gateway. This file is the composition root: it loads the config, builds
+// the process-wide objects and hands references down; nothing else constructs them.
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config_loader.h"
+#include "core/clock.h"
+#include "core/url.h"
+#include "core/version.h"
+#include "observe/access_log.h"
+#include "observe/metrics.h"
+#include "server/server.h"
+#include "upstream/tls_contexts.h"
+
+namespace {
+
+using namespace switchyard;
+
+constexpr std::string_view kUsage = R"(switchyard — LLM API gateway
+
+Usage:
+  switchyard serve [--config FILE] [--listen HOST:PORT] [--workers N]
+      Serve. Without --config the embedded quickstart config is used (upstream: the bundled
+      mock provider on 127.0.0.1:4010). --listen and --workers override the config.
+  switchyard check FILE
+      Validate a config file; prints every problem as file:line: message. Exit 1 on problems.
+  switchyard --version | --help
+)";
+
+void PrintProblems(const std::vector<config::Problem>& problems) {
+    for (const auto& p : problems) fmt::print(stderr, "{}\n", p.ToString());
+}
+
+int Check(const std::string& path) {
+    const config::LoadResult result = config::LoadConfigFile(path, config::ProcessEnvironment());
+    if (!result.problems.empty()) {
+        PrintProblems(result.problems);
+        fmt::print(stderr, "{}: {} problem(s)\n", path, result.problems.size());
+        return 1;
+    }
+    std::size_t deployments = 0;
+    for (const auto& g : result.config->models) deployments += g.deployments.size();
+    fmt::print("{}: OK ({} model group(s), {} deployment(s))\n", path,
+               result.config->models.size(), deployments);
+    return 0;
+}
+
+int Serve(const std::vector<std::string_view>& args) {
+    std::optional<std::string> config_path;
+    std::optional<std::string> listen;
+    std::optional<unsigned> workers;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string_view arg = args[i];
+        const bool has_value = i + 1 < args.size();
+        if (arg == "--config" && has_value) {
+            config_path = std::string(args[++i]);
+        } else if (arg == "--listen" && has_value) {
+            listen = std::string(args[++i]);
+        } else if (arg == "--workers" && has_value) {
+            workers = static_cast<unsigned>(std::strtoul(std::string(args[++i]).c_str(), nullptr, 10));
+        } else {
+            fmt::print(stderr, "switchyard serve: unexpected argument '{}'\n{}", arg, kUsage);
+            return 2;
+        }
+    }
+    const auto env = config::ProcessEnvironment();
+    config::LoadResult loaded =
+        config_path ? config::LoadConfigFile(*config_path, env)
+                    : config::LoadConfigText(config::EmbeddedDefaultConfig(),
+                                             "<embedded quickstart.yaml>", env);
+    if (!loaded.problems.empty()) {
+        PrintProblems(loaded.problems);
+        return 1;
+    }
+    auto config = std::make_shared<config::Config>(*loaded.config);
+    if (listen && !core::ParseHostPort(*listen, config->server.listen_host,
+                                       config->server.listen_port)) {
+        fmt::print(stderr, "switchyard serve: --listen must be HOST:PORT\n");
+        return 2;
+    }
+    if (workers) config->server.workers = *workers;
+
+    const core::RealClock clock;
+    const unsigned shards = config->server.workers > 0 ? config->server.workers : 256;
+    observe::Metrics metrics(shards);
+    auto access_log = std::make_unique<observe::AccessLog>(config->log.access, shards, metrics);
+    std::optional<upstream::TlsContexts> tls;
+    try {
+        tls.emplace(*config);
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "switchyard: {}\n", e.what());
+        return 1;
+    }
+    server::ServerContext context{config, clock, metrics, *access_log, *tls};
+    auto server = std::make_unique<server::Server>(context);
+    try {
+        server->Listen();
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "switchyard: cannot listen on {}:{}: {}\n", config->server.listen_host,
+                   config->server.listen_port, e.what());
+        return 1;
+    }
+    fmt::print(stderr, "switchyard {} listening on {}:{}\n", kVersion, config->server.listen_host,
+               server->Port());
+    std::fflush(stderr);
+    const bool clean = server->Run();
+    if (!clean) {
+        access_log.reset();  // flush what was logged, then leave without unwinding the workers
+        std::fflush(stdout);
+        std::_Exit(0);
+    }
+    server.reset();
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<std::string_view> args(argv + 1, argv + argc);
+    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+        fmt::print("{}", kUsage);
+        return args.empty() ? 2 : 0;
+    }
+    if (args[0] == "--version") {
+        fmt::print("switchyard {}\n", kVersion);
+        return 0;
+    }
+    if (args[0] == "check") {
+        if (args.size() != 2) {
+            fmt::print(stderr, "usage: switchyard check FILE\n");
+            return 2;
+        }
+        return Check(std::string(args[1]));
+    }
+    if (args[0] == "serve") return Serve({args.begin() + 1, args.end()});
+    fmt::print(stderr, "switchyard: unknown command '{}'\n{}", args[0], kUsage);
+    return 2;
+}

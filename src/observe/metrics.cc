@@ -1,0 +1,126 @@
+#include "observe/metrics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string_view>
+
+namespace switchyard::observe {
+namespace {
+
+constexpr char kSep = '\x1f';
+
+// Label values escaped as the exposition format requires (backslash, quote, newline).
+std::string Escape(std::string_view value) {
+    std::string out;
+    out.reserve(value.size());
+    for (char c : value) {
+        if (c == '\\' || c == '"') {
+            out.push_back('\\');
+            out.push_back(c);
+        } else if (c == '\n') {
+            out += "\\n";
+        } else {
+            out.push_back(c);
+        }
+    }
+    return out;
+}
+
+std::vector<std::string_view> Split(std::string_view key) {
+    std::vector<std::string_view> parts;
+    for (;;) {
+        const std::size_t at = key.find(kSep);
+        parts.push_back(key.substr(0, at));
+        if (at == std::string_view::npos) return parts;
+        key.remove_prefix(at + 1);
+    }
+}
+
+}  // namespace
+
+Metrics::Metrics(unsigned shards) : shards_(std::max(1u, shards)) {}
+
+void Metrics::Record(unsigned shard, const RequestRecord& r) {
+    std::string key;
+    key.reserve(r.route.size() + r.model_group.size() + r.deployment.size() + 8);
+    key.append(r.route).push_back(kSep);
+    key.append(r.model_group);
+    const std::size_t histogram_key_size = key.size();
+    key.push_back(kSep);
+    key.append(r.deployment).push_back(kSep);
+    key.append(std::to_string(r.status));
+
+    Shard& s = shards_[shard % shards_.size()];
+    std::lock_guard lock(s.mutex);
+    ++s.requests[key];
+    key.resize(histogram_key_size);
+    Histogram& h = s.latency[key];
+    ++h.count;
+    h.sum += r.latency_seconds;
+    for (std::size_t i = 0; i < kLatencyBuckets.size(); ++i) {
+        if (r.latency_seconds <= kLatencyBuckets[i]) ++h.buckets[i];
+    }
+}
+
+std::string Metrics::Render() const {
+    std::map<std::string, std::uint64_t, std::less<>> requests;
+    std::map<std::string, Histogram, std::less<>> latency;
+    for (const Shard& s : shards_) {
+        std::lock_guard lock(s.mutex);
+        for (const auto& [k, v] : s.requests) requests[k] += v;
+        for (const auto& [k, v] : s.latency) {
+            Histogram& h = latency[k];
+            h.count += v.count;
+            h.sum += v.sum;
+            for (std::size_t i = 0; i < v.buckets.size(); ++i) h.buckets[i] += v.buckets[i];
+        }
+    }
+    std::string out;
+    out +=
+        "# HELP switchyard_requests_total Downstream requests by route, model group, serving "
+        "deployment and status.\n"
+        "# TYPE switchyard_requests_total counter\n";
+    for (const auto& [k, v] : requests) {
+        const auto p = Split(k);
+        out += fmt::format(
+            "switchyard_requests_total{{route=\"{}\",model_group=\"{}\",deployment=\"{}\","
+            "status=\"{}\"}} {}\n",
+            Escape(p[0]), Escape(p[1]), Escape(p[2]), p[3], v);
+    }
+    out +=
+        "# HELP switchyard_request_duration_seconds Downstream request latency, first byte in to "
+        "last byte out.\n"
+        "# TYPE switchyard_request_duration_seconds histogram\n";
+    for (const auto& [k, h] : latency) {
+        const auto p = Split(k);
+        const std::string labels =
+            fmt::format("route=\"{}\",model_group=\"{}\"", Escape(p[0]), Escape(p[1]));
+        for (std::size_t i = 0; i < kLatencyBuckets.size(); ++i) {
+            out += fmt::format("switchyard_request_duration_seconds_bucket{{{},le=\"{}\"}} {}\n",
+                               labels, kLatencyBuckets[i], h.buckets[i]);
+        }
+        out += fmt::format("switchyard_request_duration_seconds_bucket{{{},le=\"+Inf\"}} {}\n",
+                           labels, h.count);
+        out += fmt::format("switchyard_request_duration_seconds_sum{{{}}} {}\n", labels, h.sum);
+        out += fmt::format("switchyard_request_duration_seconds_count{{{}}} {}\n", labels, h.count);
+    }
+    out += fmt::format(
+        "# HELP switchyard_in_flight_requests Requests being served now.\n"
+        "# TYPE switchyard_in_flight_requests gauge\n"
+        "switchyard_in_flight_requests {}\n"
+        "# HELP switchyard_downstream_connections Open downstream connections.\n"
+        "# TYPE switchyard_downstream_connections gauge\n"
+        "switchyard_downstream_connections {}\n"
+        "# HELP switchyard_upstream_connects_total New upstream connections opened.\n"
+        "# TYPE switchyard_upstream_connects_total counter\n"
+        "switchyard_upstream_connects_total {}\n"
+        "# HELP switchyard_access_log_dropped_total Access log lines dropped because the queue "
+        "was full.\n"
+        "# TYPE switchyard_access_log_dropped_total counter\n"
+        "switchyard_access_log_dropped_total {}\n",
+        in_flight_.load(), connections_.load(), upstream_connects_.load(), log_dropped_.load());
+    return out;
+}
+
+}  // namespace switchyard::observe

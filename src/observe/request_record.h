@@ -1,0 +1,31 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace switchyard::observe {
+
+// Everything the gateway writes about one finished downstream request: one metrics update and
+// one access log line. Views point into the request's own state and are only read during the
+// call they are passed to.
+struct RequestRecord {
+    std::chrono::system_clock::time_point start;
+    std::string_view method;
+    std::string_view path;
+    std::string_view route;        // chat, models, health, metrics, not_found
+    std::string_view model_group;  // empty when none was resolved
+    std::string_view deployment;   // the deployment that served, empty for local replies
+    unsigned status = 0;
+    double latency_seconds = 0;
+    std::string_view upstream_request_id;
+    std::size_t bytes_in = 0;
+    std::size_t bytes_out = 0;
+    bool stream = false;
+    std::int64_t input_tokens = -1;  // as reported by the provider; -1 when unknown
+    std::int64_t output_tokens = -1;
+    std::string_view error;  // local error or stream failure, empty when none
+};
+
+}  // namespace switchyard::observe

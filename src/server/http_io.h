@@ -1,0 +1,27 @@
+#pragma once
+
+#include <string_view>
+
+#include "core/error.h"
+#include "server/request_context.h"
+
+namespace switchyard::server {
+
+using Response = http::response<http::string_body>;
+
+// Stamps connection headers, writes `response` downstream in one write and notes status and
+// bytes in the request's record. False when the client is gone.
+asio::awaitable<bool> WriteResponse(RequestContext& ctx, Response& response);
+
+// A local reply for `error` in the OpenAI wire format.
+// Pass named objects: g++ 12 may destroy a temporary argument of a coroutine twice.
+asio::awaitable<bool> WriteLocalError(RequestContext& ctx, const core::LocalError& error);
+
+// A 200 with a body of the given content type.
+asio::awaitable<bool> WriteBody(RequestContext& ctx, std::string body,
+                                std::string_view content_type);
+
+// Time allowed for one downstream write before the client counts as gone.
+inline constexpr std::chrono::seconds kDownstreamWriteTimeout{30};
+
+}  // namespace switchyard::server

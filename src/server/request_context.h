@@ -1,0 +1,35 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "core/asio.h"
+#include "observe/request_record.h"
+#include "server/server_context.h"
+
+namespace switchyard::server {
+
+using Request = http::request<http::string_body>;
+
+// One downstream request on its way through a handler: the connection it arrived on and what
+// will be recorded about it when it ends. Owned by the session coroutine.
+struct RequestContext {
+    Worker& worker;
+    beast::tcp_stream& stream;
+    Request request;
+    std::string path;  // target without the query
+    bool keep_alive = true;
+    std::chrono::steady_clock::time_point start;
+    observe::RequestRecord record;
+    // Storage behind the record's views.
+    std::string model_group;
+    std::string deployment;
+    std::string upstream_request_id;
+    std::string error;
+    std::string allow;  // the Allow header of a 405
+
+    ServerContext& Context() const { return worker.context; }
+    const config::Config& Config() const { return *worker.context.config; }
+};
+
+}  // namespace switchyard::server

@@ -1,0 +1,177 @@
+#include "server/session.h"
+
+#include "server/admin_handlers.h"
+#include "server/chat_handler.h"
+#include "server/http_io.h"
+
+namespace switchyard::server {
+namespace {
+
+constexpr std::uint32_t kMaxRequestHeaderBytes = 64 * 1024;
+
+struct Route {
+    std::string_view path;
+    http::verb method;
+    enum Kind { kChat, kModels, kLive, kReady, kMetrics } kind;
+};
+
+constexpr Route kRoutes[] = {
+    {"/v1/chat/completions", http::verb::post, Route::kChat},
+    {"/chat/completions", http::verb::post, Route::kChat},
+    {"/v1/models", http::verb::get, Route::kModels},
+    {"/models", http::verb::get, Route::kModels},
+    {"/health/live", http::verb::get, Route::kLive},
+    {"/health/ready", http::verb::get, Route::kReady},
+    {"/metrics", http::verb::get, Route::kMetrics},
+};
+
+asio::awaitable<void> Dispatch(RequestContext& ctx) {
+    const Route* route = nullptr;
+    for (const Route& r : kRoutes) {
+        if (r.path == ctx.path) route = &r;
+    }
+    if (route == nullptr) {
+        ctx.record.route = "not_found";
+        const core::LocalError error{
+            core::ErrorKind::kRouteNotFound,
+            "Invalid URL (" + std::string(ctx.request.method_string()) + " " + ctx.path + ")"};
+        co_await WriteLocalError(ctx, error);
+        co_return;
+    }
+    if (route->method != ctx.request.method()) {
+        ctx.record.route = "method_not_allowed";
+        ctx.allow = std::string(http::to_string(route->method));
+        const core::LocalError error{
+            core::ErrorKind::kMethodNotAllowed,
+            "Method " + std::string(ctx.request.method_string()) + " is not allowed on " +
+                ctx.path + "; use " + std::string(http::to_string(route->method)) + "."};
+        co_await WriteLocalError(ctx, error);
+        co_return;
+    }
+    switch (route->kind) {
+        case Route::kChat:
+            co_await ServeChat(ctx);
+            break;
+        case Route::kModels:
+            co_await ServeModels(ctx);
+            break;
+        case Route::kLive:
+            co_await ServeHealth(ctx, /*readiness=*/false);
+            break;
+        case Route::kReady:
+            co_await ServeHealth(ctx, /*readiness=*/true);
+            break;
+        case Route::kMetrics:
+            co_await ServeMetrics(ctx);
+            break;
+    }
+}
+
+// Records one finished request in metrics and the access log.
+void Finish(RequestContext& ctx) {
+    ServerContext& context = ctx.Context();
+    observe::RequestRecord& r = ctx.record;
+    r.method = ctx.request.method_string();
+    r.path = ctx.path;
+    r.model_group = ctx.model_group;
+    r.deployment = ctx.deployment;
+    r.upstream_request_id = ctx.upstream_request_id;
+    r.error = ctx.error;
+    r.latency_seconds = std::chrono::duration<double>(context.clock.Now() - ctx.start).count();
+    context.metrics.Record(ctx.worker.index, r);
+    context.access_log.Write(ctx.worker.index, r);
+}
+
+// Answers a request that could not be read whole; the connection closes afterwards.
+asio::awaitable<void> RejectUnreadable(Worker& worker, beast::tcp_stream& stream,
+                                       const http::request_parser<http::string_body>& parser,
+                                       const boost::system::error_code& ec,
+                                       std::chrono::steady_clock::time_point start) {
+    core::LocalError error;
+    if (ec == http::error::body_limit) {
+        error = {core::ErrorKind::kPayloadTooLarge,
+                 "Request body exceeds the limit of " +
+                     std::to_string(worker.context.config->server.max_body_bytes) + " bytes."};
+    } else if (ec == http::error::header_limit) {
+        error = {core::ErrorKind::kInvalidRequest, "Request headers are too large."};
+    } else if (ec.category() == make_error_code(http::error::bad_method).category()) {
+        error = {core::ErrorKind::kInvalidRequest, "Malformed HTTP request: " + ec.message() + "."};
+    } else {
+        co_return;  // timeout or connection trouble: nobody to answer
+    }
+    RequestContext ctx{worker, stream, {}, {}, false, start, {}};
+    ctx.record.start = worker.context.clock.WallNow();
+    // The header may be incomplete; whatever was parsed of it names the request in the log.
+    ctx.request.base() = parser.get().base();
+    ctx.path = std::string(ctx.request.target().substr(0, ctx.request.target().find('?')));
+    ctx.record.route = "rejected";
+    co_await WriteLocalError(ctx, error);
+    Finish(ctx);
+}
+
+}  // namespace
+
+asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
+    ServerContext& context = worker->context;
+    const config::ServerConfig& limits = context.config->server;
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    beast::tcp_stream stream(std::move(socket));
+    worker->sessions.push_front({&stream, false});
+    const auto handle = worker->sessions.begin();
+    context.metrics.AddConnections(1);
+    beast::flat_buffer buffer;
+    bool lingering_close = false;
+
+    for (;;) {
+        handle->busy = false;
+        if (context.draining.load(std::memory_order_relaxed)) break;
+        if (buffer.size() == 0) {
+            // Idle keep-alive: wait for the next request's first byte.
+            stream.expires_after(limits.idle_timeout);
+            auto [ec, n] = co_await stream.async_read_some(buffer.prepare(8192), kTuple);
+            if (ec) break;
+            buffer.commit(n);
+        }
+        handle->busy = true;
+        const auto start = context.clock.Now();
+        http::request_parser<http::string_body> parser;
+        parser.body_limit(limits.max_body_bytes);
+        parser.header_limit(kMaxRequestHeaderBytes);
+        stream.expires_after(limits.header_timeout);
+        auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, kTuple);
+        if (read_ec) {
+            co_await RejectUnreadable(*worker, stream, parser, read_ec, start);
+            lingering_close = true;
+            break;
+        }
+        stream.expires_never();
+        context.metrics.AddInFlight(1);
+        RequestContext ctx{*worker, stream, parser.release(), {}, true, start, {}};
+        ctx.record.start = context.clock.WallNow();
+        ctx.keep_alive = ctx.request.keep_alive() && !context.draining.load();
+        const std::string_view target = ctx.request.target();
+        ctx.path = std::string(target.substr(0, target.find('?')));
+        co_await Dispatch(ctx);
+        Finish(ctx);
+        context.metrics.AddInFlight(-1);
+        if (!ctx.keep_alive) break;
+    }
+    worker->sessions.erase(handle);
+    context.metrics.AddConnections(-1);
+    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    if (lingering_close) {
+        // The client may still be sending a body we refused. Closing with unread bytes would make
+        // the kernel send RST and could destroy our reply in flight (RFC 9112 section 9.6), so
+        // read and discard until the client closes or a second passes.
+        stream.expires_after(std::chrono::seconds(1));
+        for (;;) {
+            buffer.clear();
+            auto [ec, n] = co_await stream.async_read_some(buffer.prepare(65536), kTuple);
+            if (ec) break;
+        }
+    }
+    stream.close();
+}
+
+}  // namespace switchyard::server

@@ -1,0 +1,110 @@
+#include "upstream/connection_pool.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+
+namespace switchyard::upstream {
+namespace {
+
+// A pooled connection the peer has closed (or sent unexpected bytes on) is readable; an open
+// idle one is not. One non-blocking peek instead of a failed exchange later.
+bool LooksOpen(Connection& c) {
+    char byte;
+    const int fd = c.Lowest().socket().native_handle();
+    const ssize_t n = ::recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+core::LocalError Unreachable(const config::Deployment& d, std::string_view step,
+                             const boost::system::error_code& ec) {
+    if (ec == beast::error::timeout) {
+        return {core::ErrorKind::kUpstreamTimeout,
+                "Upstream '" + d.name + "' did not complete " + std::string(step) + " in time."};
+    }
+    return {core::ErrorKind::kUpstreamUnreachable,
+            "Upstream '" + d.name + "' is unreachable: " + std::string(step) + " failed (" +
+                ec.message() + ")."};
+}
+
+}  // namespace
+
+ConnectionPool::ConnectionPool(asio::any_io_executor executor, TlsContexts& tls,
+                               observe::Metrics& metrics, const core::Clock& clock)
+    : executor_(executor), tls_(tls), metrics_(metrics), clock_(clock), resolver_(executor) {}
+
+std::string ConnectionPool::KeyOf(const config::Deployment& d) {
+    return (d.base_url.tls ? "https://" : "http://") + d.base_url.host + ":" +
+           std::to_string(d.base_url.port) + "|" + d.ca_file;
+}
+
+std::unique_ptr<Connection> ConnectionPool::TakeIdle(const config::Deployment& deployment) {
+    const auto it = idle_.find(KeyOf(deployment));
+    if (it == idle_.end()) return nullptr;
+    auto& list = it->second;
+    const auto now = clock_.Now();
+    while (!list.empty()) {
+        std::unique_ptr<Connection> c = std::move(list.back());
+        list.pop_back();
+        if (now - c->idle_since < kIdleTtl && LooksOpen(*c)) {
+            c->reused = true;
+            return c;
+        }
+    }
+    return nullptr;
+}
+
+asio::awaitable<std::unique_ptr<Connection>> ConnectionPool::Connect(
+    const config::Deployment& deployment, std::chrono::milliseconds timeout,
+    core::LocalError& error) {
+    const core::BaseUrl& url = deployment.base_url;
+    auto [resolve_ec, endpoints] = co_await resolver_.async_resolve(
+        url.host, std::to_string(url.port), tcp::resolver::numeric_service, kTuple);
+    if (resolve_ec) {
+        error = Unreachable(deployment, "name resolution", resolve_ec);
+        co_return nullptr;
+    }
+    auto c = std::make_unique<Connection>();
+    c->key = KeyOf(deployment);
+    if (url.tls) {
+        c->tls.emplace(executor_, tls_.For(deployment.ca_file));
+    } else {
+        c->tcp.emplace(executor_);
+    }
+    beast::tcp_stream& lowest = c->Lowest();
+    lowest.expires_after(timeout);
+    auto [connect_ec, endpoint] = co_await lowest.async_connect(endpoints, kTuple);
+    if (connect_ec) {
+        error = Unreachable(deployment, "connect", connect_ec);
+        co_return nullptr;
+    }
+    lowest.socket().set_option(tcp::no_delay(true));
+    metrics_.CountUpstreamConnect();
+    if (url.tls) {
+        // SNI, and the certificate must name the host (RFC 6125).
+        if (!SSL_set_tlsext_host_name(c->tls->native_handle(), url.host.c_str())) {
+            error = {core::ErrorKind::kUpstreamUnreachable,
+                     "Upstream '" + deployment.name + "': cannot set TLS server name."};
+            co_return nullptr;
+        }
+        c->tls->set_verify_callback(asio::ssl::host_name_verification(url.host));
+        auto [handshake_ec] =
+            co_await c->tls->async_handshake(asio::ssl::stream_base::client, kTuple);
+        if (handshake_ec) {
+            error = Unreachable(deployment, "TLS handshake", handshake_ec);
+            co_return nullptr;
+        }
+    }
+    lowest.expires_never();
+    co_return c;
+}
+
+void ConnectionPool::Release(std::unique_ptr<Connection> connection) {
+    auto& list = idle_[connection->key];
+    if (list.size() >= kMaxIdlePerKey) return;
+    connection->Lowest().expires_never();
+    connection->idle_since = clock_.Now();
+    list.push_back(std::move(connection));
+}
+
+}  // namespace switchyard::upstream

@@ -1,0 +1,64 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "config/config.h"
+#include "core/asio.h"
+#include "core/clock.h"
+#include "core/error.h"
+#include "observe/metrics.h"
+#include "upstream/tls_contexts.h"
+
+namespace switchyard::upstream {
+
+// One upstream connection, plain TCP or TLS over TCP, with its read buffer.
+struct Connection {
+    std::string key;  // the pool it belongs to
+    std::optional<beast::tcp_stream> tcp;
+    std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
+    beast::flat_buffer buffer;
+    std::chrono::steady_clock::time_point idle_since;
+    bool reused = false;  // served an earlier exchange
+
+    beast::tcp_stream& Lowest() { return tls ? beast::get_lowest_layer(*tls) : *tcp; }
+};
+
+// Keep-alive connections of one worker, keyed by scheme, host, port and trust anchors. Lives on
+// its worker's io_context and is only used from that thread, so it takes no locks.
+class ConnectionPool final {
+public:
+    ConnectionPool(asio::any_io_executor executor, TlsContexts& tls, observe::Metrics& metrics,
+                   const core::Clock& clock);
+
+    static std::string KeyOf(const config::Deployment& deployment);
+
+    // An idle connection for `deployment` that still looks open, or null.
+    std::unique_ptr<Connection> TakeIdle(const config::Deployment& deployment);
+
+    // Opens a new connection (resolve, connect, TLS handshake with SNI and host name
+    // verification) within `timeout`. On failure returns null and fills `error`.
+    asio::awaitable<std::unique_ptr<Connection>> Connect(const config::Deployment& deployment,
+                                                         std::chrono::milliseconds timeout,
+                                                         core::LocalError& error);
+
+    // Keeps a connection whose last exchange ended cleanly for reuse.
+    void Release(std::unique_ptr<Connection> connection);
+
+    static constexpr std::size_t kMaxIdlePerKey = 256;
+    static constexpr std::chrono::seconds kIdleTtl{30};
+
+private:
+    asio::any_io_executor executor_;
+    TlsContexts& tls_;
+    observe::Metrics& metrics_;
+    const core::Clock& clock_;
+    tcp::resolver resolver_;
+    std::unordered_map<std::string, std::vector<std::unique_ptr<Connection>>> idle_;
+};
+
+}  // namespace switchyard::upstream

@@ -1,0 +1,150 @@
+#include "upstream/upstream_call.h"
+
+#include <algorithm>
+
+namespace switchyard::upstream {
+namespace {
+
+constexpr std::uint64_t kMaxResponseBytes = 1ull << 32;
+constexpr std::uint32_t kMaxHeaderBytes = 64 * 1024;
+
+bool IsStaleConnectionError(const boost::system::error_code& ec) {
+    return ec == http::error::end_of_stream || ec == asio::error::eof ||
+           ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+           ec == asio::ssl::error::stream_truncated;
+}
+
+}  // namespace
+
+UpstreamCall::~UpstreamCall() {
+    // Only a connection whose exchange completed cleanly goes back to the pool.
+    if (connection_ && !failed_ && parser_ && parser_->is_done() && parser_->keep_alive() &&
+        connection_->buffer.size() == 0) {
+        pool_.Release(std::move(connection_));
+    }
+}
+
+void UpstreamCall::Fail(std::string_view step, const boost::system::error_code& ec) {
+    failed_ = true;
+    const std::string& name = deployment_->name;
+    if (ec == beast::error::timeout) {
+        error_ = {core::ErrorKind::kUpstreamTimeout,
+                  "Upstream '" + name + "' timed out during " + std::string(step) + "."};
+    } else if (ec.category() == make_error_code(http::error::bad_version).category() ||
+               ec == http::error::body_limit) {
+        error_ = {core::ErrorKind::kUpstreamProtocol, "Upstream '" + name + "' sent an invalid " +
+                                                          std::string(step) + " (" +
+                                                          ec.message() + ")."};
+    } else {
+        error_ = {core::ErrorKind::kUpstreamUnreachable, "Upstream '" + name + "' failed during " +
+                                                             std::string(step) + " (" +
+                                                             ec.message() + ")."};
+    }
+}
+
+template <class Stream>
+asio::awaitable<boost::system::error_code> UpstreamCall::Exchange(Stream& stream) {
+    beast::tcp_stream& lowest = connection_->Lowest();
+    lowest.expires_at(std::min(clock_.Now() + timeouts_.first_byte, timeouts_.deadline));
+    auto [write_ec, written] = co_await http::async_write(stream, request_, kTuple);
+    if (write_ec) co_return write_ec;
+    parser_.emplace();
+    parser_->body_limit(kMaxResponseBytes);
+    parser_->header_limit(kMaxHeaderBytes);
+    auto [read_ec, read] =
+        co_await http::async_read_header(stream, connection_->buffer, *parser_, kTuple);
+    co_return read_ec;
+}
+
+asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,
+                                          providers::UpstreamRequest request, Timeouts timeouts) {
+    deployment_ = &deployment;
+    timeouts_ = timeouts;
+    request_ = {};
+    request_.method(http::verb::post);
+    request_.target(request.target);
+    request_.version(11);
+    request_.set(http::field::host, deployment.base_url.HostHeader());
+    for (auto& [name, value] : request.headers) request_.set(name, value);
+    request_.keep_alive(true);
+    request_.body() = std::move(request.body);
+    request_.prepare_payload();
+
+    for (int round = 0; round < 2; ++round) {
+        connection_ = round == 0 ? pool_.TakeIdle(deployment) : nullptr;
+        if (!connection_) {
+            const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
+                timeouts_.deadline - clock_.Now());
+            const auto budget = std::max(std::chrono::milliseconds(1),
+                                         std::min(timeouts_.connect, remaining));
+            connection_ = co_await pool_.Connect(deployment, budget, error_);
+            if (!connection_) {
+                failed_ = true;
+                co_return false;
+            }
+        }
+        const bool reused = connection_->reused;
+        boost::system::error_code ec;
+        if (connection_->tls) {
+            ec = co_await Exchange(*connection_->tls);
+        } else {
+            ec = co_await Exchange(*connection_->tcp);
+        }
+        if (!ec) co_return true;
+        const bool nothing_received =
+            connection_->buffer.size() == 0 && (!parser_ || !parser_->got_some());
+        connection_.reset();
+        if (reused && nothing_received && IsStaleConnectionError(ec)) continue;
+        Fail("the response header", ec);
+        co_return false;
+    }
+    failed_ = true;
+    error_ = {core::ErrorKind::kUpstreamUnreachable,
+              "Upstream '" + deployment.name + "' closed the connection."};
+    co_return false;
+}
+
+template <class Stream>
+asio::awaitable<boost::system::error_code> UpstreamCall::ReadSomeOn(Stream& stream) {
+    connection_->Lowest().expires_at(timeouts_.deadline);
+    auto [ec, n] = co_await http::async_read_some(stream, connection_->buffer, *parser_, kTuple);
+    co_return ec;
+}
+
+asio::awaitable<std::size_t> UpstreamCall::ReadSome(char* buffer, std::size_t size) {
+    if (failed_ || parser_->is_done()) co_return 0;
+    parser_->get().body().data = buffer;
+    parser_->get().body().size = size;
+    parser_->get().body().more = true;
+    boost::system::error_code ec;
+    if (connection_->tls) {
+        ec = co_await ReadSomeOn(*connection_->tls);
+    } else {
+        ec = co_await ReadSomeOn(*connection_->tcp);
+    }
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec) {
+        Fail("the response body", ec);
+        co_return 0;
+    }
+    co_return size - parser_->get().body().size;
+}
+
+asio::awaitable<bool> UpstreamCall::ReadAll(std::string& body, std::size_t max_bytes) {
+    if (const auto length = parser_->content_length()) {
+        body.reserve(std::min<std::uint64_t>(*length, max_bytes));
+    }
+    char chunk[16 * 1024];
+    while (!parser_->is_done()) {
+        const std::size_t n = co_await ReadSome(chunk, sizeof chunk);
+        if (failed_) co_return false;
+        if (body.size() + n > max_bytes) {
+            Fail("the response body", http::error::body_limit);
+            co_return false;
+        }
+        body.append(chunk, n);
+    }
+    co_return true;
+}
+
+}  // namespace switchyard::upstream

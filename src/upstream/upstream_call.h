@@ -1,0 +1,66 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "config/config.h"
+#include "core/asio.h"
+#include "core/error.h"
+#include "providers/openai_upstream.h"
+#include "upstream/connection_pool.h"
+
+namespace switchyard::upstream {
+
+// One HTTP exchange with one deployment (an attempt's transport): send the request, read the
+// response header, then the body whole or piece by piece. A keep-alive connection that turns out
+// to be dead before any response byte arrived is replaced once with a fresh one (the peer closed
+// it while idle; the request was not processed). Used from one coroutine at a time.
+class UpstreamCall final {
+public:
+    struct Timeouts {
+        std::chrono::milliseconds connect;
+        std::chrono::milliseconds first_byte;  // request written -> response header
+        std::chrono::steady_clock::time_point deadline;  // the whole exchange
+    };
+
+    UpstreamCall(ConnectionPool& pool, const core::Clock& clock) : pool_(pool), clock_(clock) {}
+    ~UpstreamCall();
+
+    // Sends the request and reads the response header. False on failure, with `Error()` set.
+    asio::awaitable<bool> Start(const config::Deployment& deployment,
+                                providers::UpstreamRequest request, Timeouts timeouts);
+
+    const http::response_header<>& Header() const { return parser_->get().base(); }
+    bool Done() const { return parser_->is_done(); }
+
+    // Reads the rest of the body into `body` (limit `max_bytes`). False on failure.
+    asio::awaitable<bool> ReadAll(std::string& body, std::size_t max_bytes);
+
+    // Reads the next body bytes into `buffer` (at most `size`); returns how many, 0 with Done()
+    // at the end. On failure returns 0 with `Error()` set and Done() false.
+    asio::awaitable<std::size_t> ReadSome(char* buffer, std::size_t size);
+
+    const core::LocalError& Error() const { return error_; }
+    bool Failed() const { return failed_; }
+
+private:
+    template <class Stream>
+    asio::awaitable<boost::system::error_code> Exchange(Stream& stream);
+    template <class Stream>
+    asio::awaitable<boost::system::error_code> ReadSomeOn(Stream& stream);
+    void Fail(std::string_view step, const boost::system::error_code& ec);
+
+    ConnectionPool& pool_;
+    const core::Clock& clock_;
+    const config::Deployment* deployment_ = nullptr;
+    Timeouts timeouts_{};
+    http::request<http::string_body> request_;
+    std::unique_ptr<Connection> connection_;
+    std::optional<http::response_parser<http::buffer_body>> parser_;
+    core::LocalError error_;
+    bool failed_ = false;
+};
+
+}  // namespace switchyard::upstream

@@ -1,0 +1,88 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace switchyard::mock {
+
+// Provider errors a fault spec can ask for by name (`error=<name>`). Each has a default status
+// (NamedErrorStatus) and a wire body built by the wire module of the requested API.
+enum class NamedError {
+    kRateLimit,
+    kInsufficientQuota,
+    kCreditBalanceExhausted,
+    kOrganizationSpendLimit,
+    kProjectSpendLimit,
+    kContextLength,
+    kContentPolicy,
+    kServerOverloaded,
+    kServerError,
+    kInvalidApiKey,
+    kModelNotFound,
+    kTimeout,
+};
+
+// Returns the error named `name` as written in a fault spec, or nullopt if there is none.
+std::optional<NamedError> NamedErrorFromName(std::string_view name);
+
+// The spelling of `error` in a fault spec.
+std::string_view NamedErrorName(NamedError error);
+
+// The HTTP status the provider answers `error` with.
+int NamedErrorStatus(NamedError error);
+
+// One parsed fault spec: what the mock does to a single provider request instead of, or on top
+// of, a normal answer. A default-constructed spec injects nothing. Durations are milliseconds.
+struct FaultSpec final {
+    std::optional<int> status;
+    std::optional<NamedError> error;
+
+    std::optional<double> retry_after_s;
+    std::optional<double> retry_after_date_s;  // Seconds from now, sent as an IMF-fixdate.
+    std::optional<double> retry_after_ms;
+    std::optional<bool> x_should_retry;
+
+    std::chrono::milliseconds delay_headers{0};
+    std::chrono::milliseconds delay_first_chunk{0};
+    std::chrono::milliseconds delay_chunks{0};
+    std::optional<int> chunks;
+
+    std::optional<int> error_after_chunks;
+    std::optional<int> reset_after_chunks;
+    std::optional<int> stall_after_chunks;
+    bool stall = false;
+    bool reset = false;
+    bool close = false;
+
+    double probability = 1.0;
+
+    // The status of the error response this spec replaces the answer with, if it asks for one.
+    // `status` wins over the named error's own status. An `error` combined with
+    // `error_after_chunks` names the in-stream error body only, so it yields nullopt.
+    std::optional<int> ErrorStatus() const;
+
+    // The word-chunk count after which a stream is cut short by error_after_chunks,
+    // reset_after_chunks or stall_after_chunks (at most one is set), or nullopt.
+    std::optional<int> CutAfterChunks() const;
+};
+
+// Result of ParseFaultSpec: `error` is empty on success, otherwise a one-line reason and `spec`
+// is unspecified.
+struct ParsedFaultSpec final {
+    FaultSpec spec;
+    std::string error;
+
+    bool ok() const { return error.empty(); }
+};
+
+// Parses a `;`-separated list of `key=value` tokens (blanks around tokens, keys and values are
+// ignored; empty tokens are skipped, so "" is the empty spec). Every key may appear once.
+// Rejects unknown keys, malformed or out-of-range values and contradictory combinations, e.g.
+// two ways of ending a stream early, or `status=` together with a mid-stream fault.
+// Pure: no I/O, no clock, no randomness.
+ParsedFaultSpec ParseFaultSpec(std::string_view text);
+
+}  // namespace switchyard::mock

@@ -1,0 +1,232 @@
+#include "fault_spec.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace switchyard::mock {
+namespace {
+
+using std::chrono::milliseconds;
+
+FaultSpec ParseOk(std::string_view text) {
+    const ParsedFaultSpec parsed = ParseFaultSpec(text);
+    EXPECT_TRUE(parsed.ok()) << "'" << text << "': " << parsed.error;
+    return parsed.spec;
+}
+
+std::string ParseError(std::string_view text) {
+    const ParsedFaultSpec parsed = ParseFaultSpec(text);
+    EXPECT_FALSE(parsed.ok()) << "'" << text << "' was accepted";
+    return parsed.error;
+}
+
+TEST(ParseFaultSpec, EmptySpecInjectsNothing) {
+    for (const char* text : {"", " ", ";", " ; ;\t"}) {
+        const FaultSpec spec = ParseOk(text);
+        EXPECT_FALSE(spec.status);
+        EXPECT_FALSE(spec.error);
+        EXPECT_FALSE(spec.ErrorStatus());
+        EXPECT_FALSE(spec.CutAfterChunks());
+        EXPECT_FALSE(spec.stall || spec.reset || spec.close);
+        EXPECT_EQ(spec.probability, 1.0);
+        EXPECT_EQ(spec.delay_headers, milliseconds(0));
+    }
+}
+
+TEST(ParseFaultSpec, Status) {
+    EXPECT_EQ(ParseOk("status=429").status, 429);
+    EXPECT_EQ(ParseOk("status=529").ErrorStatus(), 529);
+    EXPECT_EQ(ParseOk("status=400").status, 400);
+    EXPECT_EQ(ParseOk("status=599").status, 599);
+    for (const char* bad : {"status=399", "status=600", "status=200", "status=abc", "status=4O4",
+                            "status=429.0", "status=-429", "status=+429"}) {
+        EXPECT_NE(ParseError(bad).find("status"), std::string::npos) << bad;
+    }
+}
+
+TEST(ParseFaultSpec, EveryNamedError) {
+    const std::pair<const char*, int> cases[] = {
+        {"rate_limit", 429},
+        {"insufficient_quota", 429},
+        {"credit_balance_exhausted", 429},
+        {"organization_spend_limit", 429},
+        {"project_spend_limit", 429},
+        {"context_length", 400},
+        {"content_policy", 400},
+        {"server_overloaded", 503},
+        {"server_error", 500},
+        {"invalid_api_key", 401},
+        {"model_not_found", 404},
+        {"timeout", 504},
+    };
+    for (const auto& [name, status] : cases) {
+        const FaultSpec spec = ParseOk(std::string("error=") + name);
+        ASSERT_TRUE(spec.error) << name;
+        EXPECT_EQ(NamedErrorName(*spec.error), name);
+        EXPECT_EQ(NamedErrorStatus(*spec.error), status) << name;
+        EXPECT_EQ(spec.ErrorStatus(), status) << name;
+        EXPECT_EQ(NamedErrorFromName(name), spec.error);
+    }
+    EXPECT_NE(ParseError("error=ratelimit").find("one of rate_limit"), std::string::npos);
+    EXPECT_FALSE(NamedErrorFromName("RATE_LIMIT"));
+}
+
+TEST(ParseFaultSpec, StatusWinsOverNamedErrorForTheStatusLine) {
+    const FaultSpec spec = ParseOk("error=insufficient_quota;status=403");
+    EXPECT_EQ(spec.ErrorStatus(), 403);
+    EXPECT_EQ(spec.error, NamedError::kInsufficientQuota);
+}
+
+TEST(ParseFaultSpec, RetryHeaders) {
+    EXPECT_EQ(ParseOk("retry_after=2").retry_after_s, 2.0);
+    EXPECT_EQ(ParseOk("retry_after=0.25").retry_after_s, 0.25);
+    EXPECT_EQ(ParseOk("retry_after=0").retry_after_s, 0.0);
+    EXPECT_EQ(ParseOk("retry_after_date=30").retry_after_date_s, 30.0);
+    EXPECT_EQ(ParseOk("retry_after_ms=1500").retry_after_ms, 1500.0);
+    EXPECT_EQ(ParseOk("retry_after_ms=12.5").retry_after_ms, 12.5);
+    EXPECT_EQ(ParseOk("x_should_retry=true").x_should_retry, true);
+    EXPECT_EQ(ParseOk("x_should_retry=false").x_should_retry, false);
+    for (const char* bad :
+         {"retry_after=-1", "retry_after=soon", "retry_after=inf", "retry_after=nan",
+          "retry_after=1e30", "retry_after_date=-5", "retry_after_ms=x", "retry_after_ms=-0.5",
+          "x_should_retry=1", "x_should_retry=yes", "x_should_retry=TRUE"}) {
+        ParseError(bad);
+    }
+}
+
+TEST(ParseFaultSpec, RetryAfterAndRetryAfterDateAreExclusive) {
+    EXPECT_NE(ParseError("retry_after=1;retry_after_date=1").find("cannot be combined"),
+              std::string::npos);
+    const FaultSpec spec = ParseOk("retry_after=1;retry_after_ms=1000");
+    EXPECT_EQ(spec.retry_after_s, 1.0);
+    EXPECT_EQ(spec.retry_after_ms, 1000.0);
+}
+
+TEST(ParseFaultSpec, Delays) {
+    const FaultSpec spec =
+        ParseOk("delay_headers_ms=100;delay_first_chunk_ms=200;delay_chunks_ms=5");
+    EXPECT_EQ(spec.delay_headers, milliseconds(100));
+    EXPECT_EQ(spec.delay_first_chunk, milliseconds(200));
+    EXPECT_EQ(spec.delay_chunks, milliseconds(5));
+    EXPECT_EQ(ParseOk("delay_headers_ms=3600000").delay_headers, milliseconds(3'600'000));
+    for (const char* bad :
+         {"delay_headers_ms=-1", "delay_headers_ms=3600001", "delay_first_chunk_ms=1.5",
+          "delay_chunks_ms=fast", "delay_chunks_ms=99999999999999999999"}) {
+        ParseError(bad);
+    }
+}
+
+TEST(ParseFaultSpec, Chunks) {
+    EXPECT_EQ(ParseOk("chunks=0").chunks, 0);
+    EXPECT_EQ(ParseOk("chunks=50").chunks, 50);
+    ParseError("chunks=-1");
+    ParseError("chunks=1000001");
+    ParseError("chunks=ten");
+}
+
+TEST(ParseFaultSpec, MidStreamFaults) {
+    EXPECT_EQ(ParseOk("error_after_chunks=3").CutAfterChunks(), 3);
+    EXPECT_EQ(ParseOk("reset_after_chunks=0").CutAfterChunks(), 0);
+    EXPECT_EQ(ParseOk("stall_after_chunks=7").CutAfterChunks(), 7);
+    ParseError("error_after_chunks=-2");
+    ParseError("reset_after_chunks=x");
+    ParseError("stall_after_chunks=");
+}
+
+TEST(ParseFaultSpec, ErrorNamesTheInStreamBodyOfErrorAfterChunks) {
+    const FaultSpec spec = ParseOk("error=rate_limit;error_after_chunks=2");
+    EXPECT_EQ(spec.error, NamedError::kRateLimit);
+    EXPECT_EQ(spec.CutAfterChunks(), 2);
+    EXPECT_FALSE(spec.ErrorStatus()) << "the stream itself starts with 200";
+}
+
+TEST(ParseFaultSpec, Flags) {
+    EXPECT_TRUE(ParseOk("stall=1").stall);
+    EXPECT_TRUE(ParseOk("reset=true").reset);
+    EXPECT_TRUE(ParseOk("close=1").close);
+    EXPECT_FALSE(ParseOk("close=0").close);
+    EXPECT_FALSE(ParseOk("reset=false").reset);
+    ParseError("stall=2");
+    ParseError("reset=yes");
+    ParseError("close=on");
+}
+
+TEST(ParseFaultSpec, WaysOfEndingEarlyAreExclusive) {
+    for (const char* bad :
+         {"stall=1;reset=1", "reset=1;error_after_chunks=1",
+          "error_after_chunks=1;stall_after_chunks=1", "reset_after_chunks=1;stall=1",
+          "stall_after_chunks=2;reset_after_chunks=2"}) {
+        EXPECT_NE(ParseError(bad).find("cannot be combined"), std::string::npos) << bad;
+    }
+    for (const char* bad : {"status=500;error_after_chunks=1", "status=500;reset=1",
+                            "error=rate_limit;stall=1", "error=timeout;reset_after_chunks=1"}) {
+        EXPECT_NE(ParseError(bad).find("cannot be combined"), std::string::npos) << bad;
+    }
+    // A disabled flag ends nothing, so it combines with anything.
+    EXPECT_EQ(ParseOk("stall=0;reset=0;status=500").ErrorStatus(), 500);
+    // close only changes what happens after the response.
+    EXPECT_TRUE(ParseOk("status=503;close=1;delay_headers_ms=10").close);
+}
+
+TEST(ParseFaultSpec, ProbabilityBounds) {
+    EXPECT_EQ(ParseOk("probability=0").probability, 0.0);
+    EXPECT_EQ(ParseOk("probability=1").probability, 1.0);
+    EXPECT_EQ(ParseOk("probability=0.25").probability, 0.25);
+    EXPECT_EQ(ParseOk("probability=1.0").probability, 1.0);
+    EXPECT_EQ(ParseOk("probability=1e-3").probability, 0.001);
+    for (const char* bad :
+         {"probability=-0.01", "probability=1.01", "probability=2", "probability=nan",
+          "probability=inf", "probability=half", "probability=50%"}) {
+        EXPECT_NE(ParseError(bad).find("[0, 1]"), std::string::npos) << bad;
+    }
+}
+
+TEST(ParseFaultSpec, BlanksAroundTokensKeysAndValues) {
+    const FaultSpec spec =
+        ParseOk("  status = 503 ;\terror=server_overloaded ; retry_after= 1.5;; close =1 ;");
+    EXPECT_EQ(spec.status, 503);
+    EXPECT_EQ(spec.error, NamedError::kServerOverloaded);
+    EXPECT_EQ(spec.retry_after_s, 1.5);
+    EXPECT_TRUE(spec.close);
+}
+
+TEST(ParseFaultSpec, MalformedTokens) {
+    EXPECT_NE(ParseError("status").find("expected key=value"), std::string::npos);
+    EXPECT_NE(ParseError("=5").find("missing key"), std::string::npos);
+    EXPECT_NE(ParseError("status=").find("missing value for status"), std::string::npos);
+    EXPECT_NE(ParseError("status=500 503").find("status"), std::string::npos);
+    EXPECT_NE(ParseError("status=500,chunks=3").find("status"), std::string::npos);
+}
+
+TEST(ParseFaultSpec, UnknownKey) {
+    EXPECT_EQ(ParseError("stauts=500"), "unknown key 'stauts'");
+    EXPECT_EQ(ParseError("Status=500"), "unknown key 'Status'");
+    EXPECT_EQ(ParseError("chunks=3;delay_ms=5"), "unknown key 'delay_ms'");
+}
+
+TEST(ParseFaultSpec, DuplicateKey) {
+    EXPECT_EQ(ParseError("status=500;status=503"), "duplicate key status");
+    EXPECT_EQ(ParseError("chunks=1; chunks =1"), "duplicate key chunks");
+}
+
+TEST(ParseFaultSpec, EveryKeyTogether) {
+    const FaultSpec spec = ParseOk(
+        "error=context_length;retry_after_date=5;retry_after_ms=250;x_should_retry=false;"
+        "delay_headers_ms=1;delay_first_chunk_ms=2;delay_chunks_ms=3;chunks=9;"
+        "error_after_chunks=4;close=1;probability=0.5");
+    EXPECT_EQ(spec.error, NamedError::kContextLength);
+    EXPECT_EQ(spec.retry_after_date_s, 5.0);
+    EXPECT_EQ(spec.retry_after_ms, 250.0);
+    EXPECT_EQ(spec.x_should_retry, false);
+    EXPECT_EQ(spec.delay_headers, milliseconds(1));
+    EXPECT_EQ(spec.delay_first_chunk, milliseconds(2));
+    EXPECT_EQ(spec.delay_chunks, milliseconds(3));
+    EXPECT_EQ(spec.chunks, 9);
+    EXPECT_EQ(spec.CutAfterChunks(), 4);
+    EXPECT_TRUE(spec.close);
+    EXPECT_EQ(spec.probability, 0.5);
+}
+
+}  // namespace
+}  // namespace switchyard::mock

@@ -1,0 +1,362 @@
+#include "openai_wire.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/json/monotonic_resource.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include "json_text.h"
+
+namespace switchyard::mock::openai {
+namespace json = boost::json;
+namespace {
+
+constexpr std::string_view kInvalidRequest = "invalid_request_error";
+constexpr std::string_view kServerError = "server_error";
+
+// OpenAI's wording for a body that is not JSON at all.
+constexpr std::string_view kUnparsableBody =
+    "We could not parse the JSON body of your request. (HINT: This likely means you aren't using "
+    "your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not "
+    "valid JSON. If you have trouble figuring out how to fix this, please contact us through our "
+    "help center at help.openai.com.)";
+
+std::string_view KindName(json::kind kind) {
+    switch (kind) {
+        case json::kind::null:
+            return "null";
+        case json::kind::bool_:
+            return "a boolean";
+        case json::kind::int64:
+        case json::kind::uint64:
+            return "an integer";
+        case json::kind::double_:
+            return "a number";
+        case json::kind::string:
+            return "a string";
+        case json::kind::array:
+            return "an array";
+        case json::kind::object:
+            return "an object";
+    }
+    return "a value";
+}
+
+ParsedChatRequest Invalid(std::string body) {
+    ParsedChatRequest result;
+    result.status = 400;
+    result.error_body = std::move(body);
+    return result;
+}
+
+std::string InvalidType(std::string_view field, std::string_view expected, json::kind got) {
+    return ErrorEnvelope(fmt::format("Invalid type for '{}': expected {}, but got {} instead.",
+                                     field, expected, KindName(got)),
+                         kInvalidRequest, field, "invalid_type");
+}
+
+// Characters of message content: a string, or the `text` of each part of an array of parts.
+std::size_t ContentChars(const json::value& content) {
+    if (const auto* text = content.if_string()) return text->size();
+    std::size_t chars = 0;
+    if (const auto* parts = content.if_array()) {
+        for (const auto& part : *parts) {
+            const auto* object = part.if_object();
+            if (object == nullptr) continue;
+            if (const auto* text = object->find("text"); text != object->end()) {
+                if (const auto* s = text->value().if_string()) chars += s->size();
+            }
+        }
+    }
+    return chars;
+}
+
+void AppendUsageObject(std::string& out, Usage usage) {
+    fmt::format_to(std::back_inserter(out),
+                   R"({{"prompt_tokens":{},"completion_tokens":{},"total_tokens":{}}})",
+                   usage.prompt_tokens, usage.completion_tokens,
+                   usage.prompt_tokens + usage.completion_tokens);
+}
+
+std::string StatusBody(int status, std::string_view model) {
+    switch (status) {
+        case 400:
+            return ErrorEnvelope("Invalid request.", kInvalidRequest);
+        case 401:
+            return InvalidApiKeyBody();
+        case 403:
+            return ErrorEnvelope("Country, region, or territory not supported", "request_forbidden",
+                                 {}, "unsupported_country_region_territory");
+        case 404:
+            return ErrorEnvelope(
+                fmt::format("The model `{}` does not exist or you do not have access to it.",
+                            model),
+                kInvalidRequest, {}, "model_not_found");
+        case 408:
+            return ErrorEnvelope("Request timed out.", kInvalidRequest);
+        case 409:
+            return ErrorEnvelope("The request conflicted with another request. Please try again.",
+                                 kInvalidRequest);
+        case 413:
+            return ErrorEnvelope("Request entity too large.", kInvalidRequest);
+        case 422:
+            return ErrorEnvelope("The request could not be processed.", kInvalidRequest);
+        case 429:
+            return ErrorEnvelope("Rate limit reached for requests. Limit 3500 per min.", "requests",
+                                 {}, "rate_limit_exceeded");
+        case 500:
+            return ErrorEnvelope(
+                "The server had an error while processing your request. Sorry about that!",
+                kServerError);
+        case 502:
+            return ErrorEnvelope("Bad gateway.", kServerError);
+        case 503:
+            return ErrorEnvelope("Our servers are currently overloaded. Please try again later.",
+                                 "service_unavailable_error", {}, "server_is_overloaded");
+        case 504:
+            return ErrorEnvelope("Gateway timeout.", kServerError);
+        case 529:
+            // Anthropic's overload answer, which has its own envelope (WIRE.md A.1.1).
+            return R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})";
+        default:
+            return ErrorEnvelope(fmt::format("The server answered with HTTP status {}.", status),
+                                 status >= 500 ? kServerError : kInvalidRequest);
+    }
+}
+
+std::string NamedBody(NamedError error, std::string_view model) {
+    switch (error) {
+        case NamedError::kRateLimit:
+            return StatusBody(429, model);
+        case NamedError::kInsufficientQuota:
+            return ErrorEnvelope(
+                "You exceeded your current quota, please check your plan and billing details.",
+                "insufficient_quota", {}, "insufficient_quota");
+        case NamedError::kCreditBalanceExhausted:
+            return ErrorEnvelope("You have no credits remaining.", "insufficient_quota", {},
+                                 "credit_balance_exhausted");
+        case NamedError::kOrganizationSpendLimit:
+            return ErrorEnvelope("Your organization has reached its spend limit.",
+                                 "insufficient_quota", {}, "organization_spend_limit_exceeded");
+        case NamedError::kProjectSpendLimit:
+            return ErrorEnvelope("Your project has reached its spend limit.", "insufficient_quota",
+                                 {}, "project_spend_limit_exceeded");
+        case NamedError::kContextLength:
+            return ErrorEnvelope(
+                "This model's maximum context length is 128000 tokens. However, your messages "
+                "resulted in 205351 tokens. Please reduce the length of the messages.",
+                kInvalidRequest, "messages", "context_length_exceeded");
+        case NamedError::kContentPolicy:
+            return ErrorEnvelope(
+                "Your request was rejected as a result of our safety system. Your prompt may "
+                "contain text that is not allowed by our safety system.",
+                kInvalidRequest, {}, "content_policy_violation");
+        case NamedError::kServerOverloaded:
+            return StatusBody(503, model);
+        case NamedError::kServerError:
+            return StatusBody(500, model);
+        case NamedError::kInvalidApiKey:
+            return StatusBody(401, model);
+        case NamedError::kModelNotFound:
+            return StatusBody(404, model);
+        case NamedError::kTimeout:
+            return StatusBody(504, model);
+    }
+    return StatusBody(500, model);
+}
+
+}  // namespace
+
+ParsedChatRequest ParseChatRequest(std::string_view body) {
+    // Request bodies are parsed into a stack buffer first; only large ones reach the heap.
+    unsigned char scratch[4096];
+    json::monotonic_resource resource(scratch, sizeof scratch);
+    boost::system::error_code ec;
+    const json::value root =
+        json::parse(json::string_view(body.data(), body.size()), ec, json::storage_ptr(&resource));
+    if (ec) return Invalid(ErrorEnvelope(kUnparsableBody, kInvalidRequest));
+
+    const auto* object = root.if_object();
+    if (object == nullptr) {
+        return Invalid(ErrorEnvelope(
+            fmt::format("Invalid body: expected a JSON object, but got {}.", KindName(root.kind())),
+            kInvalidRequest));
+    }
+
+    ParsedChatRequest result;
+    const auto model = object->find("model");
+    if (model == object->end()) {
+        return Invalid(ErrorEnvelope("you must provide a model parameter", kInvalidRequest));
+    }
+    const auto* model_name = model->value().if_string();
+    if (model_name == nullptr) {
+        return Invalid(InvalidType("model", "a string", model->value().kind()));
+    }
+    result.request.model.assign(model_name->data(), model_name->size());
+
+    const auto messages = object->find("messages");
+    if (messages == object->end()) {
+        return Invalid(ErrorEnvelope("Missing required parameter: 'messages'.", kInvalidRequest,
+                                     "messages", "missing_required_parameter"));
+    }
+    const auto* message_list = messages->value().if_array();
+    if (message_list == nullptr) {
+        return Invalid(InvalidType("messages", "an array", messages->value().kind()));
+    }
+    std::size_t chars = 0;
+    for (const auto& message : *message_list) {
+        const auto* fields = message.if_object();
+        if (fields == nullptr) continue;
+        if (const auto content = fields->find("content"); content != fields->end()) {
+            chars += ContentChars(content->value());
+        }
+    }
+    result.request.prompt_tokens = static_cast<int>(std::clamp<std::size_t>(chars / 4, 1, 1 << 30));
+
+    if (const auto stream = object->find("stream"); stream != object->end()) {
+        result.request.stream = stream->value().is_bool() && stream->value().get_bool();
+    }
+    if (const auto options = object->find("stream_options"); options != object->end()) {
+        if (const auto* fields = options->value().if_object()) {
+            if (const auto usage = fields->find("include_usage"); usage != fields->end()) {
+                result.request.include_usage =
+                    usage->value().is_bool() && usage->value().get_bool();
+            }
+        }
+    }
+    return result;
+}
+
+ReplyText::ReplyText(std::string_view model, std::optional<int> chunks)
+    : model_(model), numbered_(chunks.has_value()), word_count_(chunks ? *chunks : 4) {}
+
+void ReplyText::AppendWord(std::string& out, int index) const {
+    if (index > 0) out.push_back(' ');
+    if (numbered_) {
+        fmt::format_to(std::back_inserter(out), "word{}", index + 1);
+        return;
+    }
+    switch (index) {
+        case 0:
+            out += "Mock";
+            break;
+        case 1:
+            out += "reply";
+            break;
+        case 2:
+            out += "from";
+            break;
+        default:
+            out += model_;
+            out.push_back('.');
+            break;
+    }
+}
+
+void ReplyText::AppendText(std::string& out) const {
+    for (int i = 0; i < word_count_; ++i) AppendWord(out, i);
+}
+
+void AppendCompletion(std::string& out, const CompletionIdentity& identity, const ReplyText& reply,
+                      Usage usage) {
+    std::string text;
+    reply.AppendText(text);
+    out += R"({"id":)";
+    AppendJsonString(out, identity.id);
+    fmt::format_to(std::back_inserter(out), R"(,"object":"chat.completion","created":{},"model":)",
+                   identity.created);
+    AppendJsonString(out, identity.model);
+    out += R"(,"choices":[{"index":0,"message":{"role":"assistant","content":)";
+    AppendJsonString(out, text);
+    out += R"(,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],"usage":)";
+    AppendUsageObject(out, usage);
+    out += R"(,"service_tier":"default","system_fingerprint":"fp_mock"})";
+}
+
+ChunkEvents::ChunkEvents(const CompletionIdentity& identity, bool include_usage)
+    : include_usage_(include_usage) {
+    prefix_ = R"(data: {"id":)";
+    AppendJsonString(prefix_, identity.id);
+    fmt::format_to(std::back_inserter(prefix_),
+                   R"(,"object":"chat.completion.chunk","created":{},"model":)", identity.created);
+    AppendJsonString(prefix_, identity.model);
+    prefix_ += R"(,"system_fingerprint":"fp_mock","choices":)";
+}
+
+void ChunkEvents::AppendChoice(std::string& out, std::string_view choice) const {
+    out += prefix_;
+    out += choice;
+    out += include_usage_ ? ",\"usage\":null}\n\n" : "}\n\n";
+}
+
+void ChunkEvents::AppendRole(std::string& out) const {
+    AppendChoice(out, R"([{"index":0,"delta":{"role":"assistant","content":"","refusal":null},)"
+                      R"("logprobs":null,"finish_reason":null}])");
+}
+
+void ChunkEvents::AppendWord(std::string& out, const ReplyText& reply, int index) const {
+    std::string word;
+    reply.AppendWord(word, index);
+    std::string choice = R"([{"index":0,"delta":{"content":)";
+    AppendJsonString(choice, word);
+    choice += R"(},"logprobs":null,"finish_reason":null}])";
+    AppendChoice(out, choice);
+}
+
+void ChunkEvents::AppendFinish(std::string& out) const {
+    AppendChoice(out, R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}])");
+}
+
+void ChunkEvents::AppendUsage(std::string& out, Usage usage) const {
+    out += prefix_;
+    out += R"([],"usage":)";
+    AppendUsageObject(out, usage);
+    out += "}\n\n";
+}
+
+void ChunkEvents::AppendDone(std::string& out) { out += "data: [DONE]\n\n"; }
+
+void ChunkEvents::AppendError(std::string& out, std::string_view envelope) {
+    out += "data: ";
+    out += envelope;
+    out += "\n\n";
+}
+
+std::string ErrorBody(int status, std::optional<NamedError> error, std::string_view model) {
+    return error ? NamedBody(*error, model) : StatusBody(status, model);
+}
+
+std::string ErrorEnvelope(std::string_view message, std::string_view type, std::string_view param,
+                          std::string_view code) {
+    const auto string_or_null = [](std::string_view s) -> json::value {
+        if (s.empty()) return nullptr;
+        return json::string_view(s.data(), s.size());
+    };
+    json::object error;
+    error["message"] = json::string_view(message.data(), message.size());
+    error["type"] = json::string_view(type.data(), type.size());
+    error["param"] = string_or_null(param);
+    error["code"] = string_or_null(code);
+    json::object envelope;
+    envelope["error"] = std::move(error);
+    return json::serialize(envelope);
+}
+
+std::string InvalidApiKeyBody() {
+    return ErrorEnvelope("Incorrect API key provided.", kInvalidRequest, {}, "invalid_api_key");
+}
+
+std::string InvalidUrlBody(std::string_view method, std::string_view path) {
+    return ErrorEnvelope(fmt::format("Invalid URL ({} {})", method, path), kInvalidRequest);
+}
+
+std::string InvalidMethodBody(std::string_view method, std::string_view path) {
+    return ErrorEnvelope(fmt::format("Invalid method for URL ({} {})", method, path),
+                         kInvalidRequest);
+}
+
+}  // namespace switchyard::mock::openai

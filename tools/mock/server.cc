@@ -1,0 +1,679 @@
+#include "server.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#include <chrono>
+#include <csignal>
+#include <random>
+#include <stdexcept>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "http_head.h"
+#include "openai_wire.h"
+#include "rate_limits.h"
+#include "stats.h"
+
+namespace switchyard::mock {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace ssl = asio::ssl;
+using tcp = asio::ip::tcp;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr auto kAsTuple = asio::as_tuple(asio::use_awaitable);
+
+// Large enough for long-context requests (a context_length test may send megabytes).
+constexpr std::uint64_t kBodyLimit = 64 * 1024 * 1024;
+constexpr std::uint32_t kHeaderLimit = 64 * 1024;
+constexpr auto kTlsHandshakeTimeout = std::chrono::seconds(10);
+constexpr auto kTlsShutdownTimeout = std::chrono::seconds(1);
+
+constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kEventStream = "text/event-stream; charset=utf-8";
+
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// State shared by every thread for the server's lifetime.
+struct Shared final {
+    ServerOptions options;
+    ScenarioStore scenarios;
+    Stats stats;
+    RateLimits rate_limits;
+    std::optional<ssl::context> tls;
+};
+
+// One thread: its io_context and the randomness its connections use. Only touched from that
+// thread once Run starts.
+class Worker final {
+  public:
+    Worker(std::uint64_t fault_seed, std::uint64_t id_seed)
+        : fault_rng_(fault_seed), id_rng_(id_seed) {}
+
+    asio::io_context& io() { return io_; }
+
+    // True with probability `p`.
+    bool Roll(double p) { return std::uniform_real_distribution<double>(0, 1)(fault_rng_) < p; }
+
+    // Appends 32 lowercase hex digits, unique per request for all practical purposes.
+    void AppendId(std::string& out) {
+        const std::uint64_t high = id_rng_();
+        const std::uint64_t low = id_rng_();
+        fmt::format_to(std::back_inserter(out), "{:016x}{:016x}", high, low);
+    }
+
+  private:
+    std::mt19937_64 fault_rng_;
+    std::mt19937_64 id_rng_;
+    // Last member: destroyed first, together with the connections it still owns.
+    asio::io_context io_{1};
+};
+
+std::string_view PathOf(std::string_view target) { return target.substr(0, target.find('?')); }
+
+double MillisSinceEpoch(std::chrono::system_clock::time_point time) {
+    return std::chrono::duration<double, std::milli>(time.time_since_epoch()).count();
+}
+
+std::optional<std::string_view> HeaderValue(const http::request<http::string_body>& request,
+                                            std::string_view name) {
+    const auto it = request.find(name);
+    if (it == request.end()) return std::nullopt;
+    return it->value();
+}
+
+bool IsChatPath(std::string_view path) {
+    return path == "/v1/chat/completions" || path == "/chat/completions";
+}
+
+std::string MockError(std::string_view message) {
+    return openai::ErrorEnvelope(message, "mock_error");
+}
+
+enum class After {
+    kKeepAlive,  // Read the next request.
+    kClose,      // Close the connection gracefully.
+    kGone,       // The connection was already reset or abandoned.
+};
+
+// Everything about one provider request that outlives its parsing.
+struct Exchange final {
+    std::chrono::system_clock::time_point arrival;
+    std::chrono::steady_clock::time_point start;
+    std::string request_id;
+    std::string path;
+    std::string model;
+    int prompt_tokens = 1;
+    bool keep_alive = true;
+};
+
+// One downstream connection. Lives in the frame of RunSession; one request at a time.
+template <class AsyncStream>
+class Session final {
+  public:
+    static constexpr bool kTls = std::is_same_v<AsyncStream, TlsStream>;
+
+    Session(AsyncStream stream, Shared& shared, Worker& worker)
+        : stream_(std::move(stream)),
+          shared_(shared),
+          worker_(worker),
+          timer_(stream_.get_executor()) {
+        out_.reserve(4096);
+    }
+
+    asio::awaitable<void> Run();
+
+  private:
+    asio::awaitable<After> Dispatch();
+    asio::awaitable<After> HandleAdmin();
+    asio::awaitable<After> HandleChat();
+    asio::awaitable<After> SendStream(bool include_usage, const FaultSpec* fault);
+    asio::awaitable<After> ReplyProvider(int status, std::string body, const FaultSpec* fault);
+    asio::awaitable<After> ReplyPlain(int status, std::string body, bool keep_alive);
+    asio::awaitable<bool> SendEvent(milliseconds delay, bool last);
+    asio::awaitable<bool> Write();
+    asio::awaitable<void> Sleep(milliseconds duration);
+    asio::awaitable<void> WaitForPeerClose();
+    asio::awaitable<void> CloseGracefully();
+    void Reset();
+
+    void AppendProviderHead(int status, std::string_view content_type,
+                            std::optional<std::size_t> content_length, const FaultSpec* fault);
+    void Record(int status, std::string_view fault_text);
+    void BeginExchange();
+    const http::request<http::string_body>& request() const { return parser_->get(); }
+
+    AsyncStream stream_;
+    Shared& shared_;
+    Worker& worker_;
+    asio::steady_timer timer_;
+    beast::flat_buffer buffer_;
+    std::optional<http::request_parser<http::string_body>> parser_;
+    std::string out_;    // Bytes of the next write; capacity reused across responses.
+    std::string event_;  // One SSE event before chunk framing.
+    Exchange exchange_;  // The provider request being answered.
+};
+
+template <class AsyncStream>
+asio::awaitable<void> Session<AsyncStream>::Run() {
+    if constexpr (kTls) {
+        auto& tcp_layer = beast::get_lowest_layer(stream_);
+        tcp_layer.expires_after(kTlsHandshakeTimeout);
+        auto [ec] = co_await stream_.async_handshake(ssl::stream_base::server, kAsTuple);
+        if (ec) co_return;
+        tcp_layer.expires_never();
+    }
+    for (;;) {
+        parser_.emplace();
+        parser_->body_limit(kBodyLimit);
+        parser_->header_limit(kHeaderLimit);
+        auto [ec, bytes] = co_await http::async_read_header(stream_, buffer_, *parser_, kAsTuple);
+        if (ec) break;
+        const auto expect = HeaderValue(request(), "expect");
+        if (expect && beast::iequals(*expect, "100-continue")) {
+            out_.assign("HTTP/1.1 100 Continue\r\n\r\n");
+            const bool written = co_await Write();
+            if (!written) co_return;
+        }
+        if (!parser_->is_done()) {
+            auto [body_ec, body_bytes] =
+                co_await http::async_read(stream_, buffer_, *parser_, kAsTuple);
+            if (body_ec == http::error::body_limit) {
+                co_await ReplyPlain(413, openai::ErrorBody(413, std::nullopt, {}), false);
+                break;
+            }
+            if (body_ec) break;
+        }
+        const After after = co_await Dispatch();
+        if (after == After::kGone) co_return;
+        if (after == After::kClose) break;
+    }
+    co_await CloseGracefully();
+}
+
+template <class AsyncStream>
+asio::awaitable<After> Session<AsyncStream>::Dispatch() {
+    const std::string_view path = PathOf(request().target());
+    if (path.starts_with("/mock/")) co_return co_await HandleAdmin();
+    if (IsChatPath(path) && request().method() == http::verb::post) {
+        co_return co_await HandleChat();
+    }
+    BeginExchange();
+    const int status = IsChatPath(path) ? 405 : 404;
+    std::string body = status == 405 ? openai::InvalidMethodBody(request().method_string(), path)
+                                     : openai::InvalidUrlBody(request().method_string(), path);
+    Record(status, {});
+    co_return co_await ReplyProvider(status, std::move(body), nullptr);
+}
+
+template <class AsyncStream>
+asio::awaitable<After> Session<AsyncStream>::HandleAdmin() {
+    const std::string_view path = PathOf(request().target());
+    const http::verb method = request().method();
+    const bool keep_alive = request().keep_alive();
+    const std::string ok = R"({"ok":true})";
+    if (path == "/mock/stats") {
+        if (method == http::verb::get) {
+            co_return co_await ReplyPlain(200, shared_.stats.ToJson(), keep_alive);
+        }
+    } else if (path == "/mock/reset") {
+        if (method == http::verb::post) {
+            shared_.stats.Reset();
+            co_return co_await ReplyPlain(200, ok, keep_alive);
+        }
+    } else if (path == "/mock/scenario") {
+        if (method == http::verb::post) {
+            ParsedScenario parsed = ParseScenario(request().body());
+            if (!parsed.ok())
+                co_return co_await ReplyPlain(400, MockError(parsed.error), keep_alive);
+            shared_.scenarios.Set(std::move(parsed.scenario));
+            co_return co_await ReplyPlain(200, ok, keep_alive);
+        }
+        if (method == http::verb::delete_) {
+            shared_.scenarios.Set(nullptr);
+            co_return co_await ReplyPlain(200, ok, keep_alive);
+        }
+    } else {
+        co_return co_await ReplyPlain(404, MockError(fmt::format("unknown mock endpoint {}", path)),
+                                      keep_alive);
+    }
+    co_return co_await ReplyPlain(
+        405, MockError(fmt::format("{} is not allowed on {}", request().method_string(), path)),
+        keep_alive);
+}
+
+// Order of checks: the fault header's syntax (a test bug, so it is reported first), the API key,
+// the body, then the fault itself. Faults therefore only hit requests a provider would accept.
+template <class AsyncStream>
+asio::awaitable<After> Session<AsyncStream>::HandleChat() {
+    BeginExchange();
+
+    const auto fault_header = HeaderValue(request(), "x-mock-fault");
+    ParsedFaultSpec header_fault;
+    if (fault_header) {
+        header_fault = ParseFaultSpec(*fault_header);
+        if (!header_fault.ok()) {
+            Record(400, *fault_header);
+            co_return co_await ReplyProvider(
+                400, MockError(fmt::format("x-mock-fault: {}", header_fault.error)), nullptr);
+        }
+    }
+
+    if (const auto& key = shared_.options.require_key) {
+        const auto authorization = HeaderValue(request(), "authorization");
+        if (!authorization || !authorization->starts_with("Bearer ") ||
+            authorization->substr(7) != *key) {
+            Record(401, {});
+            co_return co_await ReplyProvider(401, openai::InvalidApiKeyBody(), nullptr);
+        }
+    }
+
+    openai::ParsedChatRequest parsed = openai::ParseChatRequest(request().body());
+    if (parsed.status != 0) {
+        Record(parsed.status, {});
+        co_return co_await ReplyProvider(parsed.status, std::move(parsed.error_body), nullptr);
+    }
+    exchange_.model = parsed.request.model;
+    exchange_.prompt_tokens = parsed.request.prompt_tokens;
+
+    // The header overrides the scenario, even when empty. The scenario snapshot keeps the rule
+    // alive until this request is answered.
+    const FaultSpec* fault = nullptr;
+    std::string_view fault_text;
+    std::shared_ptr<const Scenario> scenario;
+    if (fault_header) {
+        fault = &header_fault.spec;
+        fault_text = *fault_header;
+    } else {
+        scenario = shared_.scenarios.Get();
+        const ScenarioRule* rule =
+            scenario ? scenario->Match(exchange_.model, exchange_.path) : nullptr;
+        if (rule != nullptr) {
+            fault = &rule->fault;
+            fault_text = rule->fault_text;
+        }
+    }
+    if (fault != nullptr && fault->probability < 1.0 && !worker_.Roll(fault->probability)) {
+        fault = nullptr;
+        fault_text = {};
+    }
+
+    const std::optional<int> error_status = fault ? fault->ErrorStatus() : std::nullopt;
+    const bool silent = fault != nullptr && (fault->stall || fault->reset);
+    Record(silent ? 0 : error_status.value_or(200), fault_text);
+
+    if (fault != nullptr) {
+        if (fault->delay_headers.count() > 0) co_await Sleep(fault->delay_headers);
+        if (fault->reset) {
+            Reset();
+            co_return After::kGone;
+        }
+        if (fault->stall) {
+            co_await WaitForPeerClose();
+            co_return After::kGone;
+        }
+        if (fault->close) exchange_.keep_alive = false;
+    }
+    if (error_status) {
+        co_return co_await ReplyProvider(
+            *error_status, openai::ErrorBody(*error_status, fault->error, exchange_.model), fault);
+    }
+    if (parsed.request.stream) {
+        co_return co_await SendStream(parsed.request.include_usage, fault);
+    }
+
+    const openai::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt);
+    const std::string completion_id = "chatcmpl-" + exchange_.request_id.substr(4, 24);
+    const openai::CompletionIdentity identity{
+        completion_id, std::chrono::system_clock::to_time_t(exchange_.arrival), exchange_.model};
+    std::string body;
+    openai::AppendCompletion(body, identity, reply, {exchange_.prompt_tokens, reply.WordCount()});
+    co_return co_await ReplyProvider(200, std::move(body), fault);
+}
+
+template <class AsyncStream>
+asio::awaitable<After> Session<AsyncStream>::SendStream(bool include_usage,
+                                                        const FaultSpec* fault) {
+    const openai::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt);
+    const std::string completion_id = "chatcmpl-" + exchange_.request_id.substr(4, 24);
+    const openai::ChunkEvents events(
+        {completion_id, std::chrono::system_clock::to_time_t(exchange_.arrival), exchange_.model},
+        include_usage);
+    const milliseconds first_delay = fault ? fault->delay_first_chunk : milliseconds(0);
+    const milliseconds gap = fault ? fault->delay_chunks : milliseconds(0);
+    const int words = reply.WordCount();
+    // Index of the word chunk before which the stream is cut short; past the end when it is not.
+    const std::optional<int> cut_after = fault ? fault->CutAfterChunks() : std::nullopt;
+    const int cut = cut_after ? std::min(words, *cut_after) : words + 1;
+
+    out_.clear();
+    AppendProviderHead(200, kEventStream, std::nullopt, fault);
+    bool ok = co_await Write();
+    if (!ok) co_return After::kGone;
+
+    event_.clear();
+    events.AppendRole(event_);
+    ok = co_await SendEvent(first_delay, false);
+    for (int i = 0; ok; ++i) {
+        if (i == cut) {
+            if (fault->reset_after_chunks) {
+                co_await Sleep(gap);
+                Reset();
+                co_return After::kGone;
+            }
+            if (fault->stall_after_chunks) {
+                co_await WaitForPeerClose();
+                co_return After::kGone;
+            }
+            const int status = fault->error ? NamedErrorStatus(*fault->error) : 500;
+            event_.clear();
+            openai::ChunkEvents::AppendError(
+                event_, openai::ErrorBody(status, fault->error, exchange_.model));
+            ok = co_await SendEvent(gap, true);
+            break;
+        }
+        if (i == words) {
+            event_.clear();
+            events.AppendFinish(event_);
+            ok = co_await SendEvent(gap, false);
+            if (ok && events.include_usage()) {
+                event_.clear();
+                events.AppendUsage(event_, {exchange_.prompt_tokens, words});
+                ok = co_await SendEvent(gap, false);
+            }
+            if (ok) {
+                event_.clear();
+                openai::ChunkEvents::AppendDone(event_);
+                ok = co_await SendEvent(gap, true);
+            }
+            break;
+        }
+        event_.clear();
+        events.AppendWord(event_, reply, i);
+        ok = co_await SendEvent(gap, false);
+    }
+    if (!ok) co_return After::kGone;
+    co_return exchange_.keep_alive ? After::kKeepAlive : After::kClose;
+}
+
+// Frames event_ as one HTTP chunk (plus the last-chunk marker when `last`) and writes it alone,
+// after `delay`, so that delays between events are visible on the wire.
+template <class AsyncStream>
+asio::awaitable<bool> Session<AsyncStream>::SendEvent(milliseconds delay, bool last) {
+    if (delay.count() > 0) co_await Sleep(delay);
+    out_.clear();
+    fmt::format_to(std::back_inserter(out_), "{:x}\r\n", event_.size());
+    out_ += event_;
+    out_ += last ? "\r\n0\r\n\r\n" : "\r\n";
+    co_return co_await Write();
+}
+
+template <class AsyncStream>
+asio::awaitable<After> Session<AsyncStream>::ReplyProvider(int status, std::string body,
+                                                           const FaultSpec* fault) {
+    out_.clear();
+    AppendProviderHead(status, kJson, body.size(), fault);
+    out_ += body;
+    const bool ok = co_await Write();
+    if (!ok) co_return After::kGone;
+    co_return exchange_.keep_alive ? After::kKeepAlive : After::kClose;
+}
+
+template <class AsyncStream>
+asio::awaitable<After> Session<AsyncStream>::ReplyPlain(int status, std::string body,
+                                                        bool keep_alive) {
+    out_.clear();
+    AppendHeadStart(out_, status, kJson, body.size(), keep_alive);
+    out_ += "\r\n";
+    out_ += body;
+    const bool ok = co_await Write();
+    if (!ok) co_return After::kGone;
+    co_return keep_alive ? After::kKeepAlive : After::kClose;
+}
+
+template <class AsyncStream>
+void Session<AsyncStream>::AppendProviderHead(int status, std::string_view content_type,
+                                              std::optional<std::size_t> content_length,
+                                              const FaultSpec* fault) {
+    AppendHeadStart(out_, status, content_type, content_length, exchange_.keep_alive);
+    const auto elapsed = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() -
+                                                                  exchange_.start);
+    fmt::format_to(std::back_inserter(out_), "x-request-id: {}\r\nopenai-processing-ms: {}\r\n",
+                   exchange_.request_id, elapsed.count());
+    AppendRateLimitHeaders(out_, shared_.rate_limits.Observe(exchange_.prompt_tokens));
+    if (fault != nullptr) AppendFaultHeaders(out_, *fault, exchange_.arrival);
+    out_ += "\r\n";
+}
+
+template <class AsyncStream>
+void Session<AsyncStream>::BeginExchange() {
+    Exchange& exchange = exchange_;
+    exchange.arrival = std::chrono::system_clock::now();
+    exchange.start = std::chrono::steady_clock::now();
+    exchange.request_id.assign("req_");
+    worker_.AppendId(exchange.request_id);
+    exchange.path = PathOf(request().target());
+    exchange.keep_alive = request().keep_alive();
+    exchange.model.clear();
+    exchange.prompt_tokens = 1;
+}
+
+template <class AsyncStream>
+void Session<AsyncStream>::Record(int status, std::string_view fault_text) {
+    const Exchange& exchange = exchange_;
+    RequestObservation observation;
+    observation.path = exchange.path;
+    observation.model = exchange.model;
+    observation.t_ms = MillisSinceEpoch(exchange.arrival);
+    observation.status = status;
+    observation.fault = fault_text;
+    observation.authorization = HeaderValue(request(), "authorization");
+    observation.retry_count = HeaderValue(request(), "x-stainless-retry-count");
+    observation.user_agent = HeaderValue(request(), "user-agent");
+    observation.content_type = HeaderValue(request(), "content-type");
+    shared_.stats.Record(observation);
+}
+
+template <class AsyncStream>
+asio::awaitable<bool> Session<AsyncStream>::Write() {
+    auto [ec, bytes] = co_await asio::async_write(stream_, asio::buffer(out_), kAsTuple);
+    co_return !ec;
+}
+
+template <class AsyncStream>
+asio::awaitable<void> Session<AsyncStream>::Sleep(milliseconds duration) {
+    timer_.expires_after(duration);
+    co_await timer_.async_wait(kAsTuple);
+}
+
+// Reads and discards until the peer closes or the server stops: a stalled response keeps the
+// connection open without sending anything.
+template <class AsyncStream>
+asio::awaitable<void> Session<AsyncStream>::WaitForPeerClose() {
+    for (;;) {
+        auto [ec, bytes] = co_await stream_.async_read_some(buffer_.prepare(4096), kAsTuple);
+        if (ec) co_return;
+    }
+}
+
+template <class AsyncStream>
+asio::awaitable<void> Session<AsyncStream>::CloseGracefully() {
+    auto& tcp_layer = beast::get_lowest_layer(stream_);
+    if constexpr (kTls) {
+        tcp_layer.expires_after(kTlsShutdownTimeout);
+        co_await stream_.async_shutdown(kAsTuple);
+    }
+    boost::system::error_code ignored;
+    tcp_layer.socket().shutdown(tcp::socket::shutdown_send, ignored);
+    tcp_layer.socket().close(ignored);
+}
+
+// Aborts the connection with a TCP RST: a zero linger time makes close() discard unsent data and
+// reset instead of sending FIN.
+template <class AsyncStream>
+void Session<AsyncStream>::Reset() {
+    auto& socket = beast::get_lowest_layer(stream_).socket();
+    boost::system::error_code ignored;
+    socket.set_option(asio::socket_base::linger(true, 0), ignored);
+    socket.close(ignored);
+}
+
+template <class AsyncStream>
+asio::awaitable<void> RunSession(tcp::socket socket, Shared* shared, Worker* worker) {
+    if constexpr (std::is_same_v<AsyncStream, TlsStream>) {
+        Session<TlsStream> session(TlsStream(beast::tcp_stream(std::move(socket)), *shared->tls),
+                                   *shared, *worker);
+        co_await session.Run();
+    } else {
+        Session<PlainStream> session(PlainStream(std::move(socket)), *shared, *worker);
+        co_await session.Run();
+    }
+}
+
+}  // namespace
+
+struct Server::Impl final {
+    Shared shared;
+    std::vector<std::unique_ptr<Worker>> workers;
+    std::optional<tcp::acceptor> acceptor;  // Declared after workers: closed before they go.
+
+    asio::awaitable<void> AcceptLoop();
+};
+
+asio::awaitable<void> Server::Impl::AcceptLoop() {
+    std::size_t next = 0;
+    asio::steady_timer backoff(acceptor->get_executor());
+    for (;;) {
+        Worker& worker = *workers[next];
+        next = (next + 1) % workers.size();
+        auto [ec, socket] = co_await acceptor->async_accept(worker.io(), kAsTuple);
+        if (ec == asio::error::operation_aborted) co_return;
+        if (ec) {
+            // Typically EMFILE: give connections a moment to close instead of spinning.
+            backoff.expires_after(milliseconds(10));
+            co_await backoff.async_wait(kAsTuple);
+            continue;
+        }
+        boost::system::error_code ignored;
+        socket.set_option(tcp::no_delay(true), ignored);
+        if (shared.tls) {
+            asio::co_spawn(worker.io(), RunSession<TlsStream>(std::move(socket), &shared, &worker),
+                           asio::detached);
+        } else {
+            asio::co_spawn(worker.io(),
+                           RunSession<PlainStream>(std::move(socket), &shared, &worker),
+                           asio::detached);
+        }
+    }
+}
+
+Server::Server(ServerOptions options, std::shared_ptr<const Scenario> scenario)
+    : impl_(std::make_unique<Impl>()) {
+    Shared& shared = impl_->shared;
+    shared.options = std::move(options);
+    shared.scenarios.Set(std::move(scenario));
+    if (!shared.options.tls_cert.empty()) {
+        auto& tls = shared.tls.emplace(ssl::context::tls_server);
+        tls.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
+                        ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
+                        ssl::context::single_dh_use);
+        boost::system::error_code ec;
+        tls.use_certificate_chain_file(shared.options.tls_cert, ec);
+        if (ec) {
+            throw std::runtime_error(
+                fmt::format("cannot load {}: {}", shared.options.tls_cert, ec.message()));
+        }
+        tls.use_private_key_file(shared.options.tls_key, ssl::context::pem, ec);
+        if (ec) {
+            throw std::runtime_error(
+                fmt::format("cannot load {}: {}", shared.options.tls_key, ec.message()));
+        }
+    }
+    std::random_device entropy;
+    const std::uint64_t seed =
+        shared.options.seed.value_or((static_cast<std::uint64_t>(entropy()) << 32) | entropy());
+    const int threads = std::max(1, shared.options.threads);
+    for (int i = 0; i < threads; ++i) {
+        const std::uint64_t id_seed = (static_cast<std::uint64_t>(entropy()) << 32) | entropy();
+        impl_->workers.push_back(std::make_unique<Worker>(seed + i, id_seed));
+    }
+}
+
+Server::~Server() = default;
+
+std::string Server::Bind() {
+    auto& io = impl_->workers.front()->io();
+    tcp::resolver resolver(io);
+    boost::system::error_code ec;
+    const auto results =
+        resolver.resolve(impl_->shared.options.host, std::to_string(impl_->shared.options.port),
+                         tcp::resolver::numeric_service, ec);
+    if (ec || results.empty()) {
+        throw std::runtime_error(fmt::format("cannot resolve {}: {}", impl_->shared.options.host,
+                                             ec ? ec.message() : "no address"));
+    }
+    const tcp::endpoint endpoint = results.begin()->endpoint();
+    auto& acceptor = impl_->acceptor.emplace(io);
+    acceptor.open(endpoint.protocol(), ec);
+    if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor.bind(endpoint, ec);
+    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) {
+        throw std::runtime_error(fmt::format("cannot listen on {}:{}: {}",
+                                             endpoint.address().to_string(), endpoint.port(),
+                                             ec.message()));
+    }
+    const tcp::endpoint bound = acceptor.local_endpoint();
+    const auto address = bound.address();
+    return address.is_v6() ? fmt::format("[{}]:{}", address.to_string(), bound.port())
+                           : fmt::format("{}:{}", address.to_string(), bound.port());
+}
+
+void Server::Run() {
+    auto& workers = impl_->workers;
+    asio::io_context& main_io = workers.front()->io();
+    asio::co_spawn(main_io, impl_->AcceptLoop(), asio::detached);
+
+    const auto stop_all = [&workers] {
+        for (auto& worker : workers) worker->io().stop();
+    };
+    asio::signal_set signals(main_io, SIGINT, SIGTERM);
+    signals.async_wait([&stop_all](const boost::system::error_code& ec, int) {
+        if (!ec) stop_all();
+    });
+
+    std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
+    std::vector<std::thread> threads;
+    for (std::size_t i = 1; i < workers.size(); ++i) {
+        guards.push_back(asio::make_work_guard(workers[i]->io()));
+        threads.emplace_back([&io = workers[i]->io()] { io.run(); });
+    }
+    main_io.run();
+    stop_all();
+    for (auto& thread : threads) thread.join();
+}
+
+}  // namespace switchyard::mock

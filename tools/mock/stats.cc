@@ -1,0 +1,112 @@
+#include "stats.h"
+
+#include <fmt/format.h>
+
+#include "json_text.h"
+
+namespace switchyard::mock {
+namespace {
+
+void Count(std::map<std::string, std::uint64_t, std::less<>>& counts, std::string_view key) {
+    const auto it = counts.find(key);
+    if (it != counts.end()) {
+        ++it->second;
+    } else {
+        counts.emplace(std::string(key), 1);
+    }
+}
+
+void Assign(std::optional<std::string>& field, std::optional<std::string_view> value) {
+    if (value) {
+        field.emplace().assign(value->data(), value->size());
+    } else {
+        field.reset();
+    }
+}
+
+void AppendCounts(std::string& out,
+                  const std::map<std::string, std::uint64_t, std::less<>>& counts) {
+    out.push_back('{');
+    bool first = true;
+    for (const auto& [key, count] : counts) {
+        if (!first) out.push_back(',');
+        first = false;
+        AppendJsonString(out, key);
+        fmt::format_to(std::back_inserter(out), ":{}", count);
+    }
+    out.push_back('}');
+}
+
+void AppendHeader(std::string& out, bool& first, std::string_view name,
+                  const std::optional<std::string>& value) {
+    if (!value) return;
+    if (!first) out.push_back(',');
+    first = false;
+    AppendJsonString(out, name);
+    out.push_back(':');
+    AppendJsonString(out, *value);
+}
+
+}  // namespace
+
+Stats::Stats() : log_(kCapacity) {}
+
+void Stats::Record(const RequestObservation& observation) {
+    std::lock_guard lock(mutex_);
+    ++total_;
+    Count(paths_, observation.path);
+    if (!observation.model.empty()) Count(models_, observation.model);
+    Entry& entry = log_[total_ % kCapacity];
+    entry.seq = total_;
+    entry.path.assign(observation.path);
+    entry.model.assign(observation.model);
+    entry.t_ms = observation.t_ms;
+    entry.status = observation.status;
+    entry.fault.assign(observation.fault);
+    Assign(entry.authorization, observation.authorization);
+    Assign(entry.retry_count, observation.retry_count);
+    Assign(entry.user_agent, observation.user_agent);
+    Assign(entry.content_type, observation.content_type);
+}
+
+void Stats::Reset() {
+    std::lock_guard lock(mutex_);
+    total_ = 0;
+    paths_.clear();
+    models_.clear();
+    for (auto& entry : log_) entry.seq = 0;
+}
+
+std::string Stats::ToJson() const {
+    std::string out;
+    std::lock_guard lock(mutex_);
+    out.reserve(256 + std::min<std::uint64_t>(total_, kCapacity) * 256);
+    fmt::format_to(std::back_inserter(out), R"({{"total":{},"paths":)", total_);
+    AppendCounts(out, paths_);
+    out += R"(,"models":)";
+    AppendCounts(out, models_);
+    out += R"(,"requests":[)";
+    const std::uint64_t first_seq = total_ > kCapacity ? total_ - kCapacity + 1 : 1;
+    for (std::uint64_t seq = first_seq; seq <= total_; ++seq) {
+        const Entry& entry = log_[seq % kCapacity];
+        if (seq != first_seq) out.push_back(',');
+        fmt::format_to(std::back_inserter(out), R"({{"seq":{},"path":)", entry.seq);
+        AppendJsonString(out, entry.path);
+        out += R"(,"model":)";
+        AppendJsonString(out, entry.model);
+        fmt::format_to(std::back_inserter(out), R"(,"t_ms":{:.3f},"status":{},"fault":)",
+                       entry.t_ms, entry.status);
+        AppendJsonString(out, entry.fault);
+        out += R"(,"headers":{)";
+        bool first = true;
+        AppendHeader(out, first, "authorization", entry.authorization);
+        AppendHeader(out, first, "x-stainless-retry-count", entry.retry_count);
+        AppendHeader(out, first, "user-agent", entry.user_agent);
+        AppendHeader(out, first, "content-type", entry.content_type);
+        out += "}}";
+    }
+    out += "]}";
+    return out;
+}
+
+}  // namespace switchyard::mock

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace switchyard::mock {
+
+// One provider request as the caller describes it to Stats::Record. Views need only live for the
+// duration of the call.
+struct RequestObservation final {
+    std::string_view path;
+    std::string_view model;  // Empty if the body had none.
+    double t_ms = 0;         // Arrival, milliseconds since the Unix epoch (system clock).
+    int status = 0;          // Status sent; 0 when no response was sent (reset, stall).
+    std::string_view fault;  // The fault spec applied, empty if none.
+    std::optional<std::string_view> authorization;
+    std::optional<std::string_view> retry_count;  // x-stainless-retry-count
+    std::optional<std::string_view> user_agent;
+    std::optional<std::string_view> content_type;
+};
+
+// Counters of provider requests (not /mock/* calls), served at GET /mock/stats: totals by path
+// and model, and the most recent kCapacity requests in arrival order. Thread-safe.
+class Stats final {
+  public:
+    static constexpr std::size_t kCapacity = 10'000;
+
+    Stats();
+
+    void Record(const RequestObservation& observation);
+
+    // Clears every counter and the request log; sequence numbers start again at 1.
+    void Reset();
+
+    // The GET /mock/stats body.
+    std::string ToJson() const;
+
+  private:
+    struct Entry {
+        std::uint64_t seq = 0;
+        std::string path;
+        std::string model;
+        double t_ms = 0;
+        int status = 0;
+        std::string fault;
+        std::optional<std::string> authorization;
+        std::optional<std::string> retry_count;
+        std::optional<std::string> user_agent;
+        std::optional<std::string> content_type;
+    };
+
+    mutable std::mutex mutex_;
+    std::uint64_t total_ = 0;
+    std::map<std::string, std::uint64_t, std::less<>> paths_;
+    std::map<std::string, std::uint64_t, std::less<>> models_;
+    // Ring buffer: slot seq % kCapacity holds request `seq`. Slots are overwritten in place so
+    // their strings keep their capacity.
+    std::vector<Entry> log_;
+};
+
+}  // namespace switchyard::mock

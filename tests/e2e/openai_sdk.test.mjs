@@ -1,0 +1,78 @@
+// The official `openai` npm SDK against Switchyard, unchanged but for baseURL and maxRetries: 0
+// (Switchyard is the one layer that retries).
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+import { startMock, startGateway, group } from '../integration/harness.mjs';
+
+let mock;
+let gateway;
+let client;
+
+before(async () => {
+  mock = await startMock();
+  gateway = await startGateway(`
+models:
+${group('gpt-4o-mini', mock.port, 'gpt-4o-mini-2024-07-18')}`);
+  client = new OpenAI({ baseURL: `${gateway.base}/v1`, apiKey: 'client-key', maxRetries: 0 });
+});
+
+after(async () => {
+  await gateway?.stop();
+  await mock?.stop();
+});
+
+test('chat.completions.create, non-streaming', async () => {
+  const { data, response } = await client.chat.completions
+    .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }] })
+    .withResponse();
+  assert.equal(data.object, 'chat.completion');
+  assert.equal(data.model, 'gpt-4o-mini-2024-07-18');
+  assert.match(data.choices[0].message.content, /gpt-4o-mini-2024-07-18/);
+  assert.equal(data.choices[0].finish_reason, 'stop');
+  assert.ok(data.usage.prompt_tokens > 0);
+  assert.match(data._request_id, /^req_/);
+  assert.equal(response.headers.get('x-switchyard-model-group'), 'gpt-4o-mini');
+});
+
+test('chat.completions.create, streaming with usage', async () => {
+  const stream = await client.chat.completions.create({
+    model: 'gpt-4o-mini',
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: [{ role: 'user', content: 'Hello' }],
+  });
+  let text = '';
+  let usage = null;
+  let chunks = 0;
+  for await (const chunk of stream) {
+    chunks++;
+    text += chunk.choices[0]?.delta?.content ?? '';
+    if (chunk.usage) usage = chunk.usage;
+  }
+  assert.ok(chunks >= 3);
+  assert.match(text, /gpt-4o-mini-2024-07-18/);
+  assert.ok(usage && usage.completion_tokens > 0);
+});
+
+test('models.list returns the model groups', async () => {
+  const ids = [];
+  for await (const model of client.models.list()) ids.push(model.id);
+  assert.deepEqual(ids, ['gpt-4o-mini']);
+});
+
+test('gateway errors surface as the SDK error classes', async () => {
+  await assert.rejects(
+    client.chat.completions.create({ model: 'no-such-model', messages: [] }),
+    (err) => {
+      assert.ok(err instanceof OpenAI.NotFoundError, err.constructor.name);
+      assert.equal(err.status, 404);
+      assert.equal(err.code, 'model_not_found');
+      return true;
+    });
+  await mock.scenario([{ match: { model: 'gpt-4o-mini-2024-07-18' }, fault: 'status=429', times: 1 }]);
+  await assert.rejects(
+    client.chat.completions.create({ model: 'gpt-4o-mini', messages: [] }),
+    (err) => err instanceof OpenAI.RateLimitError && err.status === 429);
+});

@@ -1,0 +1,69 @@
+// HTTPS upstream: certificate verification on, SNI, a CA file made at test time.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { startMock, startGateway, request, tempDir } from './harness.mjs';
+
+let mock;
+let gateway;
+
+function makeCertificates(dir) {
+  const run = (...args) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=Switchyard Test CA',
+      '-keyout', 'ca.key', '-out', 'ca.pem');
+  run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-keyout', 'server.key',
+      '-out', 'server.csr');
+  writeFileSync(path.join(dir, 'ext.cnf'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
+  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
+      '-days', '2', '-extfile', 'ext.cnf', '-out', 'server.pem');
+}
+
+before(async () => {
+  const dir = tempDir();
+  makeCertificates(dir);
+  mock = await startMock(['--tls-cert', path.join(dir, 'server.pem'),
+                          '--tls-key', path.join(dir, 'server.key')]);
+  gateway = await startGateway(`
+models:
+  - name: trusted
+    deployments:
+      - {model: tls-model, api_base: "https://localhost:${mock.port}/v1", ca_file: "${path.join(dir, 'ca.pem')}"}
+  - name: untrusted
+    deployments:
+      - {model: tls-model, api_base: "https://localhost:${mock.port}/v1"}
+  - name: wrong-name
+    deployments:
+      - {model: tls-model, api_base: "https://127.0.0.2:${mock.port}/v1", ca_file: "${path.join(dir, 'ca.pem')}"}
+`);
+});
+
+after(async () => {
+  await gateway?.stop();
+  await mock?.stop();
+});
+
+test('a TLS upstream signed by the configured CA serves requests', async () => {
+  for (const stream of [false, true]) {
+    const res = await request(gateway.port, { body: { model: 'trusted', stream, messages: [] } });
+    assert.equal(res.status, 200, res.body);
+    if (stream) assert.match(res.body, /data: \[DONE\]/);
+    else assert.equal(JSON.parse(res.body).model, 'tls-model');
+  }
+});
+
+test('an upstream certificate the gateway does not trust is refused (502)', async () => {
+  const res = await request(gateway.port, { body: { model: 'untrusted', messages: [] } });
+  assert.equal(res.status, 502);
+  const error = JSON.parse(res.body).error;
+  assert.equal(error.code, 'upstream_unreachable');
+  assert.match(error.message, /TLS handshake/);
+});
+
+test('a certificate that does not name the host is refused (502)', async () => {
+  const res = await request(gateway.port, { body: { model: 'wrong-name', messages: [] } });
+  assert.equal(res.status, 502, res.body);
+  assert.match(JSON.parse(res.body).error.message, /TLS handshake/);
+});

@@ -126,7 +126,7 @@ std::string ParseCommandLine(int argc, char** argv, CommandLine& command_line) {
 int Main(int argc, char** argv) {
     CommandLine command_line;
     if (auto error = ParseCommandLine(argc, argv, command_line); !error.empty()) {
-        std::cerr << "switchyard-mock: " << error << "\n" << kUsage;
+        std::cerr << "switchyard-mock: " << error << " (see --help)\n";
         return kUsageError;
     }
     if (command_line.help) {

@@ -152,7 +152,8 @@ class Session final {
     asio::awaitable<After> HandleChat();
     asio::awaitable<After> SendStream(bool include_usage, const FaultSpec* fault);
     asio::awaitable<After> ReplyProvider(int status, std::string body, const FaultSpec* fault);
-    asio::awaitable<After> ReplyPlain(int status, std::string body, bool keep_alive);
+    asio::awaitable<After> ReplyPlain(int status, std::string body, bool keep_alive,
+                                      std::string_view allow = {});
     asio::awaitable<bool> SendEvent(milliseconds delay, bool last);
     asio::awaitable<bool> Write();
     asio::awaitable<void> Sleep(milliseconds duration);
@@ -235,20 +236,24 @@ asio::awaitable<After> Session<AsyncStream>::HandleAdmin() {
     const http::verb method = request().method();
     const bool keep_alive = request().keep_alive();
     const std::string ok = R"({"ok":true})";
+    std::string_view allow;
     if (path == "/mock/stats") {
         if (method == http::verb::get) {
             co_return co_await ReplyPlain(200, shared_.stats.ToJson(), keep_alive);
         }
+        allow = "GET";
     } else if (path == "/mock/reset") {
         if (method == http::verb::post) {
             shared_.stats.Reset();
             co_return co_await ReplyPlain(200, ok, keep_alive);
         }
+        allow = "POST";
     } else if (path == "/mock/scenario") {
         if (method == http::verb::post) {
             ParsedScenario parsed = ParseScenario(request().body());
-            if (!parsed.ok())
+            if (!parsed.ok()) {
                 co_return co_await ReplyPlain(400, MockError(parsed.error), keep_alive);
+            }
             shared_.scenarios.Set(std::move(parsed.scenario));
             co_return co_await ReplyPlain(200, ok, keep_alive);
         }
@@ -256,13 +261,14 @@ asio::awaitable<After> Session<AsyncStream>::HandleAdmin() {
             shared_.scenarios.Set(nullptr);
             co_return co_await ReplyPlain(200, ok, keep_alive);
         }
+        allow = "POST, DELETE";
     } else {
         co_return co_await ReplyPlain(404, MockError(fmt::format("unknown mock endpoint {}", path)),
                                       keep_alive);
     }
     co_return co_await ReplyPlain(
         405, MockError(fmt::format("{} is not allowed on {}", request().method_string(), path)),
-        keep_alive);
+        keep_alive, allow);
 }
 
 // Order of checks: the fault header's syntax (a test bug, so it is reported first), the API key,
@@ -282,6 +288,11 @@ asio::awaitable<After> Session<AsyncStream>::HandleChat() {
         }
     }
 
+    // Parsed before the key check only so that stats name the model of rejected requests too.
+    openai::ParsedChatRequest parsed = openai::ParseChatRequest(request().body());
+    exchange_.model = parsed.request.model;
+    exchange_.prompt_tokens = parsed.request.prompt_tokens;
+
     if (const auto& key = shared_.options.require_key) {
         const auto authorization = HeaderValue(request(), "authorization");
         if (!authorization || !authorization->starts_with("Bearer ") ||
@@ -290,14 +301,10 @@ asio::awaitable<After> Session<AsyncStream>::HandleChat() {
             co_return co_await ReplyProvider(401, openai::InvalidApiKeyBody(), nullptr);
         }
     }
-
-    openai::ParsedChatRequest parsed = openai::ParseChatRequest(request().body());
     if (parsed.status != 0) {
         Record(parsed.status, {});
         co_return co_await ReplyProvider(parsed.status, std::move(parsed.error_body), nullptr);
     }
-    exchange_.model = parsed.request.model;
-    exchange_.prompt_tokens = parsed.request.prompt_tokens;
 
     // The header overrides the scenario, even when empty. The scenario snapshot keeps the rule
     // alive until this request is answered.
@@ -444,9 +451,10 @@ asio::awaitable<After> Session<AsyncStream>::ReplyProvider(int status, std::stri
 
 template <class AsyncStream>
 asio::awaitable<After> Session<AsyncStream>::ReplyPlain(int status, std::string body,
-                                                        bool keep_alive) {
+                                                        bool keep_alive, std::string_view allow) {
     out_.clear();
     AppendHeadStart(out_, status, kJson, body.size(), keep_alive);
+    if (!allow.empty()) fmt::format_to(std::back_inserter(out_), "Allow: {}\r\n", allow);
     out_ += "\r\n";
     out_ += body;
     const bool ok = co_await Write();
@@ -459,6 +467,7 @@ void Session<AsyncStream>::AppendProviderHead(int status, std::string_view conte
                                               std::optional<std::size_t> content_length,
                                               const FaultSpec* fault) {
     AppendHeadStart(out_, status, content_type, content_length, exchange_.keep_alive);
+    if (status == 405) out_ += "Allow: POST\r\n";  // RFC 9110 15.5.6; chat is POST only.
     const auto elapsed = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() -
                                                                   exchange_.start);
     fmt::format_to(std::back_inserter(out_), "x-request-id: {}\r\nopenai-processing-ms: {}\r\n",

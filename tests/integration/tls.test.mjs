@@ -16,7 +16,7 @@ function makeCertificates(dir) {
       '-keyout', 'ca.key', '-out', 'ca.pem');
   run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-keyout', 'server.key',
       '-out', 'server.csr');
-  writeFileSync(path.join(dir, 'ext.cnf'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
+  writeFileSync(path.join(dir, 'ext.cnf'), 'subjectAltName=DNS:localhost\n');
   run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
       '-days', '2', '-extfile', 'ext.cnf', '-out', 'server.pem');
 }
@@ -36,7 +36,7 @@ models:
       - {model: tls-model, api_base: "https://localhost:${mock.port}/v1"}
   - name: wrong-name
     deployments:
-      - {model: tls-model, api_base: "https://127.0.0.2:${mock.port}/v1", ca_file: "${path.join(dir, 'ca.pem')}"}
+      - {model: tls-model, api_base: "https://127.0.0.1:${mock.port}/v1", ca_file: "${path.join(dir, 'ca.pem')}"}
 `);
 });
 

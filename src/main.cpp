@@ -47,8 +47,8 @@ int Check(const std::string& path) {
     }
     std::size_t deployments = 0;
     for (const auto& g : result.config->models) deployments += g.deployments.size();
-    fmt::print("{}: OK ({} model group(s), {} deployment(s))\n", path,
-               result.config->models.size(), deployments);
+    fmt::print("{}: OK ({} model group(s), {} deployment(s))\n", path, result.config->models.size(),
+               deployments);
     return 0;
 }
 
@@ -64,24 +64,25 @@ int Serve(const std::vector<std::string_view>& args) {
         } else if (arg == "--listen" && has_value) {
             listen = std::string(args[++i]);
         } else if (arg == "--workers" && has_value) {
-            workers = static_cast<unsigned>(std::strtoul(std::string(args[++i]).c_str(), nullptr, 10));
+            workers =
+                static_cast<unsigned>(std::strtoul(std::string(args[++i]).c_str(), nullptr, 10));
         } else {
             fmt::print(stderr, "switchyard serve: unexpected argument '{}'\n{}", arg, kUsage);
             return 2;
         }
     }
     const auto env = config::ProcessEnvironment();
-    config::LoadResult loaded =
-        config_path ? config::LoadConfigFile(*config_path, env)
-                    : config::LoadConfigText(config::EmbeddedDefaultConfig(),
-                                             "<embedded quickstart.yaml>", env);
+    config::LoadResult loaded = config_path
+                                    ? config::LoadConfigFile(*config_path, env)
+                                    : config::LoadConfigText(config::EmbeddedDefaultConfig(),
+                                                             "<embedded quickstart.yaml>", env);
     if (!loaded.problems.empty()) {
         PrintProblems(loaded.problems);
         return 1;
     }
     auto config = std::make_shared<config::Config>(*loaded.config);
-    if (listen && !core::ParseHostPort(*listen, config->server.listen_host,
-                                       config->server.listen_port)) {
+    if (listen &&
+        !core::ParseHostPort(*listen, config->server.listen_host, config->server.listen_port)) {
         fmt::print(stderr, "switchyard serve: --listen must be HOST:PORT\n");
         return 2;
     }

@@ -21,16 +21,16 @@ std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view bod
     const boost::json::object& object = parsed.get_object();
     const boost::json::value* model = object.if_contains("model");
     if (model == nullptr || !model->is_string() || model->get_string().empty()) {
-        return core::LocalError{ErrorKind::kModelNotFound,
-                                "You must provide a model parameter.", "model"};
+        return core::LocalError{ErrorKind::kModelNotFound, "You must provide a model parameter.",
+                                "model"};
     }
     request.model = std::string(model->get_string());
     if (const boost::json::value* stream = object.if_contains("stream")) {
         if (stream->is_bool()) {
             request.stream = stream->get_bool();
         } else if (!stream->is_null()) {
-            return core::LocalError{ErrorKind::kInvalidRequest,
-                                    "'stream' must be a boolean.", "stream"};
+            return core::LocalError{ErrorKind::kInvalidRequest, "'stream' must be a boolean.",
+                                    "stream"};
         }
     }
     if (const boost::json::value* options = object.if_contains("stream_options")) {

@@ -1,10 +1,9 @@
 #pragma once
 
+#include <boost/json/value.hpp>
 #include <string>
 #include <string_view>
 #include <variant>
-
-#include <boost/json/value.hpp>
 
 #include "core/error.h"
 

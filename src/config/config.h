@@ -17,7 +17,7 @@ using Millis = std::chrono::milliseconds;
 // operator and no formatter on purpose: the only way to read it is `Reveal()`, used where the
 // value goes on the wire.
 class Secret final {
-public:
+  public:
     Secret() = default;
     Secret(std::string value, std::string origin)
         : value_(std::move(value)), origin_(std::move(origin)) {}
@@ -27,7 +27,7 @@ public:
     // Where it came from, safe to print: "env SWITCHYARD_MASTER_KEY" or "inline".
     const std::string& Origin() const { return origin_; }
 
-private:
+  private:
     std::string value_;
     std::string origin_;
 };

@@ -17,7 +17,7 @@ constexpr std::string_view kEnvPrefix = "os.environ/";
 // Walks a YAML document and collects every problem with its line instead of stopping at the
 // first one.
 class Reader final {
-public:
+  public:
     Reader(std::string_view file, const EnvLookup& env, std::vector<Problem>& problems)
         : file_(file), env_(env), problems_(problems) {}
 
@@ -41,8 +41,8 @@ public:
                     if (!known.empty()) known += ", ";
                     known += k;
                 }
-                Fail(entry.first,
-                     "unknown key '" + key + "' in " + std::string(where) + " (known: " + known + ")");
+                Fail(entry.first, "unknown key '" + key + "' in " + std::string(where) +
+                                      " (known: " + known + ")");
             }
         }
         return true;
@@ -110,14 +110,14 @@ public:
         const std::string name = text.substr(kEnvPrefix.size());
         const std::optional<std::string> value = env_(name);
         if (!value || value->empty()) {
-            Fail(map[key], std::string("'") + key + "': environment variable " + name +
-                               " is not set");
+            Fail(map[key],
+                 std::string("'") + key + "': environment variable " + name + " is not set");
             return;
         }
         out = Secret(*value, "env " + name);
     }
 
-private:
+  private:
     std::string file_;
     const EnvLookup& env_;
     std::vector<Problem>& problems_;
@@ -154,8 +154,7 @@ void ReadLog(Reader& r, const YAML::Node& node, LogConfig& log) {
     r.String(node, "access", log.access);
 }
 
-void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
-                    Deployment& out) {
+void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group, Deployment& out) {
     out.line = node.Mark().line + 1;
     if (!r.CheckMap(node, "deployment of '" + group + "'",
                     {"name", "provider", "model", "api_base", "api_key", "weight", "ca_file"})) {
@@ -240,9 +239,7 @@ void NameDeployments(Reader& r, const YAML::Node& root, Config& config) {
 
 }  // namespace
 
-std::string Problem::ToString() const {
-    return file + ":" + std::to_string(line) + ": " + message;
-}
+std::string Problem::ToString() const { return file + ":" + std::to_string(line) + ": " + message; }
 
 const ModelGroup* Config::FindGroup(std::string_view name) const {
     for (const auto& group : models) {

@@ -20,7 +20,7 @@ struct SseEvent {
 // position, including between '\r' and '\n' and inside a UTF-8 sequence: framing only looks at
 // ASCII line terminators. Not thread-safe; one instance per stream.
 class SseParser final {
-public:
+  public:
     // Appends bytes. Views handed out by earlier Next() calls become invalid.
     void Feed(std::string_view bytes);
 
@@ -30,7 +30,7 @@ public:
     // Bytes received but not yet framed into an event.
     std::string_view Pending() const { return std::string_view(buffer_).substr(consumed_); }
 
-private:
+  private:
     std::string buffer_;
     std::size_t consumed_ = 0;
 };

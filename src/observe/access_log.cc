@@ -10,7 +10,9 @@
 namespace switchyard::observe {
 namespace {
 
-std::string Quote(std::string_view text) { return boost::json::serialize(boost::json::string(text)); }
+std::string Quote(std::string_view text) {
+    return boost::json::serialize(boost::json::string(text));
+}
 
 }  // namespace
 
@@ -48,12 +50,13 @@ std::string AccessLog::Format(const RequestRecord& r) {
     const auto millis =
         std::chrono::duration_cast<std::chrono::milliseconds>(r.start - seconds).count();
     std::string line = fmt::format(
-        "{{\"time\":\"{:%FT%T}.{:03}Z\",\"method\":{},\"path\":{},\"route\":\"{}\",\"model_group\":{},"
+        "{{\"time\":\"{:%FT%T}.{:03}Z\",\"method\":{},\"path\":{},\"route\":\"{}\",\"model_group\":"
+        "{},"
         "\"deployment\":{},\"status\":{},\"latency_ms\":{:.3f},\"upstream_request_id\":{},"
         "\"bytes_in\":{},\"bytes_out\":{},\"stream\":{}",
-        seconds, millis, Quote(r.method), Quote(r.path), r.route, Quote(r.model_group), Quote(r.deployment),
-        r.status, r.latency_seconds * 1000.0, Quote(r.upstream_request_id), r.bytes_in,
-        r.bytes_out, r.stream);
+        seconds, millis, Quote(r.method), Quote(r.path), r.route, Quote(r.model_group),
+        Quote(r.deployment), r.status, r.latency_seconds * 1000.0, Quote(r.upstream_request_id),
+        r.bytes_in, r.bytes_out, r.stream);
     if (r.input_tokens >= 0) {
         line += fmt::format(",\"input_tokens\":{},\"output_tokens\":{}", r.input_tokens,
                             r.output_tokens);
@@ -81,7 +84,8 @@ void AccessLog::Drain() {
     for (bool last = false; !last;) {
         {
             std::unique_lock lock(stop_mutex_);
-            last = stop_cv_.wait_for(lock, std::chrono::milliseconds(10), [this] { return stopping_; });
+            last = stop_cv_.wait_for(lock, std::chrono::milliseconds(10),
+                                     [this] { return stopping_; });
         }
         buffer.clear();
         for (Shard& s : shards_) {

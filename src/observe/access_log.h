@@ -17,7 +17,7 @@ namespace switchyard::observe {
 // with one write per batch. A full queue drops the line and counts it; Write never blocks on I/O.
 // Never logs keys or prompt text (RequestRecord carries neither). Thread-safe.
 class AccessLog final {
-public:
+  public:
     // destination: "stdout", "stderr", "off", or a file path (appended to).
     AccessLog(const std::string& destination, unsigned shards, Metrics& metrics,
               std::size_t capacity_per_shard = 16384);
@@ -30,7 +30,7 @@ public:
     // The JSON line (with trailing newline) for one record.
     static std::string Format(const RequestRecord& record);
 
-private:
+  private:
     struct Shard {
         std::mutex mutex;
         std::vector<std::string> lines;

@@ -15,7 +15,7 @@ namespace switchyard::observe {
 // Prometheus metrics. Counters are sharded per worker so the request path only ever takes its
 // own worker's (uncontended) mutex; a scrape locks each shard in turn. Thread-safe.
 class Metrics final {
-public:
+  public:
     explicit Metrics(unsigned shards);
 
     void Record(unsigned shard, const RequestRecord& record);
@@ -32,7 +32,7 @@ public:
     static constexpr std::array<double, 14> kLatencyBuckets = {
         0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120};
 
-private:
+  private:
     struct Histogram {
         std::array<std::uint64_t, kLatencyBuckets.size()> buckets{};
         std::uint64_t count = 0;

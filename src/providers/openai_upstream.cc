@@ -9,7 +9,7 @@ UpstreamRequest BuildOpenAiChat(const config::Deployment& deployment,
     UpstreamRequest out;
     out.target = deployment.base_url.path_prefix + "/chat/completions";
     out.body = request.model == deployment.model ? std::move(client_body)
-                                                  : api::WithModel(request, deployment.model);
+                                                 : api::WithModel(request, deployment.model);
     out.headers.emplace_back("content-type", "application/json");
     out.headers.emplace_back("accept", request.stream ? "text/event-stream" : "application/json");
     out.headers.emplace_back("user-agent", std::string("switchyard/") + kVersion);

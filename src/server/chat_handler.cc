@@ -26,10 +26,9 @@ core::LocalError UnknownModel(const config::Config& config, std::string_view mod
         if (!names.empty()) names += ", ";
         names += group.name;
     }
-    std::string message = model.empty()
-                              ? std::string("You must provide a model parameter.")
-                              : "The model `" + std::string(model) +
-                                    "` does not exist on this gateway.";
+    std::string message =
+        model.empty() ? std::string("You must provide a model parameter.")
+                      : "The model `" + std::string(model) + "` does not exist on this gateway.";
     return {core::ErrorKind::kModelNotFound, message + " Available models: " + names + ".",
             "model"};
 }
@@ -96,7 +95,8 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
 
     http::response_serializer<http::empty_body> serializer{response};
     ctx.stream.expires_after(kDownstreamWriteTimeout);
-    auto [header_ec, header_bytes] = co_await http::async_write_header(ctx.stream, serializer, kTuple);
+    auto [header_ec, header_bytes] =
+        co_await http::async_write_header(ctx.stream, serializer, kTuple);
     ctx.record.bytes_out += header_bytes;
     if (header_ec) {
         ctx.keep_alive = false;
@@ -121,7 +121,8 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
         }
         if (out.empty()) continue;
         ctx.stream.expires_after(kDownstreamWriteTimeout);
-        auto [ec, written] = co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(out)), kTuple);
+        auto [ec, written] =
+            co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(out)), kTuple);
         ctx.record.bytes_out += written;
         if (ec) {
             ctx.keep_alive = false;
@@ -146,14 +147,16 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
     }
     ctx.stream.expires_after(kDownstreamWriteTimeout);
     if (!out.empty()) {
-        auto [ec, written] = co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(out)), kTuple);
+        auto [ec, written] =
+            co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(out)), kTuple);
         ctx.record.bytes_out += written;
         if (ec) {
             ctx.keep_alive = false;
             co_return;
         }
     }
-    auto [last_ec, last_written] = co_await asio::async_write(ctx.stream, http::make_chunk_last(), kTuple);
+    auto [last_ec, last_written] =
+        co_await asio::async_write(ctx.stream, http::make_chunk_last(), kTuple);
     ctx.record.bytes_out += last_written;
     ctx.stream.expires_never();
     if (last_ec) ctx.keep_alive = false;

@@ -1,8 +1,7 @@
 #include "server/server.h"
 
-#include <sys/socket.h>
-
 #include <fmt/format.h>
+#include <sys/socket.h>
 
 #include <random>
 #include <thread>
@@ -51,7 +50,8 @@ void Server::Listen() {
         acceptor.set_option(tcp::acceptor::reuse_address(true));
         // Every worker listens on the same port; the kernel spreads connections among them.
         const int one = 1;
-        if (::setsockopt(acceptor.native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0) {
+        if (::setsockopt(acceptor.native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) !=
+            0) {
             throw std::system_error(errno, std::generic_category(), "SO_REUSEPORT");
         }
         acceptor.bind(bound);

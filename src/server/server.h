@@ -12,7 +12,7 @@ namespace switchyard::server {
 // SIGTERM/SIGINT, then drains: stops accepting, closes idle connections, lets in-flight requests
 // finish within server.drain_timeout_ms, and returns.
 class Server final {
-public:
+  public:
     explicit Server(ServerContext& context);
     ~Server();
 
@@ -25,7 +25,7 @@ public:
     // caller must end the process without destroying the Server.
     bool Run();
 
-private:
+  private:
     void BeginDrain();
 
     ServerContext& context_;

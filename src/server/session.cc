@@ -41,10 +41,10 @@ asio::awaitable<void> Dispatch(RequestContext& ctx) {
     if (route->method != ctx.request.method()) {
         ctx.record.route = "method_not_allowed";
         ctx.allow = std::string(http::to_string(route->method));
-        const core::LocalError error{
-            core::ErrorKind::kMethodNotAllowed,
-            "Method " + std::string(ctx.request.method_string()) + " is not allowed on " +
-                ctx.path + "; use " + std::string(http::to_string(route->method)) + "."};
+        const core::LocalError error{core::ErrorKind::kMethodNotAllowed,
+                                     "Method " + std::string(ctx.request.method_string()) +
+                                         " is not allowed on " + ctx.path + "; use " +
+                                         std::string(http::to_string(route->method)) + "."};
         co_await WriteLocalError(ctx, error);
         co_return;
     }

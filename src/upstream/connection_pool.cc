@@ -22,9 +22,9 @@ core::LocalError Unreachable(const config::Deployment& d, std::string_view step,
         return {core::ErrorKind::kUpstreamTimeout,
                 "Upstream '" + d.name + "' did not complete " + std::string(step) + " in time."};
     }
-    return {core::ErrorKind::kUpstreamUnreachable,
-            "Upstream '" + d.name + "' is unreachable: " + std::string(step) + " failed (" +
-                ec.message() + ")."};
+    return {core::ErrorKind::kUpstreamUnreachable, "Upstream '" + d.name +
+                                                       "' is unreachable: " + std::string(step) +
+                                                       " failed (" + ec.message() + ")."};
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ struct Connection {
 // Keep-alive connections of one worker, keyed by scheme, host, port and trust anchors. Lives on
 // its worker's io_context and is only used from that thread, so it takes no locks.
 class ConnectionPool final {
-public:
+  public:
     ConnectionPool(asio::any_io_executor executor, TlsContexts& tls, observe::Metrics& metrics,
                    const core::Clock& clock);
 
@@ -52,7 +52,7 @@ public:
     static constexpr std::size_t kMaxIdlePerKey = 256;
     static constexpr std::chrono::seconds kIdleTtl{30};
 
-private:
+  private:
     asio::any_io_executor executor_;
     TlsContexts& tls_;
     observe::Metrics& metrics_;

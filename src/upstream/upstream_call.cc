@@ -33,8 +33,8 @@ void UpstreamCall::Fail(std::string_view step, const boost::system::error_code& 
     } else if (ec.category() == make_error_code(http::error::bad_version).category() ||
                ec == http::error::body_limit) {
         error_ = {core::ErrorKind::kUpstreamProtocol, "Upstream '" + name + "' sent an invalid " +
-                                                          std::string(step) + " (" +
-                                                          ec.message() + ")."};
+                                                          std::string(step) + " (" + ec.message() +
+                                                          ")."};
     } else {
         error_ = {core::ErrorKind::kUpstreamUnreachable, "Upstream '" + name + "' failed during " +
                                                              std::string(step) + " (" +
@@ -75,8 +75,8 @@ asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,
         if (!connection_) {
             const auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
                 timeouts_.deadline - clock_.Now());
-            const auto budget = std::max(std::chrono::milliseconds(1),
-                                         std::min(timeouts_.connect, remaining));
+            const auto budget =
+                std::max(std::chrono::milliseconds(1), std::min(timeouts_.connect, remaining));
             connection_ = co_await pool_.Connect(deployment, budget, error_);
             if (!connection_) {
                 failed_ = true;

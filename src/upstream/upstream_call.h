@@ -18,10 +18,10 @@ namespace switchyard::upstream {
 // to be dead before any response byte arrived is replaced once with a fresh one (the peer closed
 // it while idle; the request was not processed). Used from one coroutine at a time.
 class UpstreamCall final {
-public:
+  public:
     struct Timeouts {
         std::chrono::milliseconds connect;
-        std::chrono::milliseconds first_byte;  // request written -> response header
+        std::chrono::milliseconds first_byte;            // request written -> response header
         std::chrono::steady_clock::time_point deadline;  // the whole exchange
     };
 
@@ -45,7 +45,7 @@ public:
     const core::LocalError& Error() const { return error_; }
     bool Failed() const { return failed_; }
 
-private:
+  private:
     template <class Stream>
     asio::awaitable<boost::system::error_code> Exchange(Stream& stream);
     template <class Stream>

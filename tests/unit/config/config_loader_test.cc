@@ -43,8 +43,8 @@ models:
       - {provider: openai, model: gpt-4.1, api_key: os.environ/OPENAI_KEY, weight: 2}
       - {name: backup, model: gpt-4.1, api_base: "http://127.0.0.1:9000/v1"}
 )";
-    const LoadResult result =
-        LoadConfigText(kYaml, "test.yaml", FakeEnv({{"MASTER", "m-secret"}, {"OPENAI_KEY", "sk-1"}}));
+    const LoadResult result = LoadConfigText(
+        kYaml, "test.yaml", FakeEnv({{"MASTER", "m-secret"}, {"OPENAI_KEY", "sk-1"}}));
     ASSERT_TRUE(result.problems.empty()) << AllProblems(result);
     const Config& c = *result.config;
     EXPECT_EQ(c.server.listen_host, "0.0.0.0");

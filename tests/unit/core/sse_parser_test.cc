@@ -23,8 +23,8 @@ std::vector<Framed> FrameInSteps(std::string_view stream, std::size_t step) {
     for (std::size_t at = 0; at < stream.size(); at += step) {
         parser.Feed(stream.substr(at, step));
         while (parser.Next(event)) {
-            out.push_back({std::string(event.raw), std::string(event.name), event.data,
-                           event.has_data});
+            out.push_back(
+                {std::string(event.raw), std::string(event.name), event.data, event.has_data});
         }
     }
     return out;
@@ -57,8 +57,9 @@ TEST(SseParserTest, FramesEveryEventWhateverTheSplit) {
     EXPECT_EQ(whole[1].name, "ping");
     EXPECT_FALSE(whole[2].has_data);
     EXPECT_EQ(whole[2].raw, ": keep-alive comment\n\n");
-    EXPECT_EQ(whole[3].data, "{\"choices\":[{\"delta\":{\"content\":\"Gr\xc3\xbc\xc3\x9f"
-                             "e\"}}]}");
+    EXPECT_EQ(whole[3].data,
+              "{\"choices\":[{\"delta\":{\"content\":\"Gr\xc3\xbc\xc3\x9f"
+              "e\"}}]}");
     EXPECT_EQ(whole[4].data, "line one\nline two");
     EXPECT_EQ(whole[5].data, "[DONE]");
 

@@ -14,8 +14,10 @@
 #include "core/clock.h"
 #include "core/url.h"
 #include "core/version.h"
+#include "limits/client_budgets.h"
 #include "observe/access_log.h"
 #include "observe/metrics.h"
+#include "routing/deployment_health.h"
 #include "server/server.h"
 #include "upstream/tls_contexts.h"
 
@@ -99,7 +101,12 @@ int Serve(const std::vector<std::string_view>& args) {
         fmt::print(stderr, "switchyard: {}\n", e.what());
         return 1;
     }
-    server::ServerContext context{config, clock, metrics, *access_log, *tls};
+    routing::DeploymentHealth health(config->deployment_count, config->retry.budget_max_tokens,
+                                     config->retry.budget_token_ratio);
+    limits::ClientBudgets client_budgets(config->retry.budget_max_tokens,
+                                         config->retry.budget_token_ratio);
+    server::ServerContext context{config,  clock,  metrics, *access_log,
+                                  *tls,    health, client_budgets};
     auto server = std::make_unique<server::Server>(context);
     try {
         server->Listen();

@@ -33,6 +33,8 @@ OpenAiErrorShape ShapeOf(core::ErrorKind kind) {
             return {"upstream_error", "upstream_protocol_error"};
         case ErrorKind::kUnavailable:
             return {"service_unavailable_error", "gateway_draining"};
+        case ErrorKind::kAllAttemptsFailed:
+            return {"upstream_error", "all_attempts_failed"};
         case ErrorKind::kInternal:
             return {"server_error", nullptr};
     }
@@ -56,9 +58,62 @@ LocalReply RenderOpenAiError(const core::LocalError& error) {
     } else {
         inner["code"] = shape.code;
     }
+    if (!error.attempts.empty()) {
+        boost::json::array attempts;
+        for (const core::AttemptNote& a : error.attempts) {
+            boost::json::object note{{"model_group", a.model_group},
+                                     {"deployment", a.deployment},
+                                     {"error_class", a.error_class},
+                                     {"upstream_request_id", a.upstream_request_id},
+                                     {"wait_ms", a.wait_ms}};
+            if (a.status == 0) {
+                note["status"] = nullptr;
+            } else {
+                note["status"] = a.status;
+            }
+            attempts.push_back(std::move(note));
+        }
+        inner["attempts"] = std::move(attempts);
+    }
     boost::json::object outer;
     outer["error"] = std::move(inner);
-    return {core::StatusOf(error.kind), boost::json::serialize(outer)};
+    return {error.status != 0 ? error.status : core::StatusOf(error.kind),
+            boost::json::serialize(outer)};
+}
+
+std::string RenderOpenAiStaticCompletion(std::string_view content, long long created_unix,
+                                         bool stream) {
+    constexpr std::string_view kId = "chatcmpl-switchyard-degraded";
+    constexpr std::string_view kModel = "switchyard-degraded";
+    if (!stream) {
+        boost::json::object message{{"role", "assistant"}, {"content", content}};
+        boost::json::object choice{{"index", 0},
+                                   {"message", std::move(message)},
+                                   {"logprobs", nullptr},
+                                   {"finish_reason", "stop"}};
+        boost::json::object body{
+            {"id", kId},
+            {"object", "chat.completion"},
+            {"created", created_unix},
+            {"model", kModel},
+            {"choices", boost::json::array{std::move(choice)}},
+            {"usage", {{"prompt_tokens", 0}, {"completion_tokens", 0}, {"total_tokens", 0}}}};
+        return boost::json::serialize(body);
+    }
+    auto chunk = [&](boost::json::object delta, boost::json::value finish) {
+        boost::json::object choice{{"index", 0},
+                                   {"delta", std::move(delta)},
+                                   {"logprobs", nullptr},
+                                   {"finish_reason", std::move(finish)}};
+        boost::json::object body{{"id", kId},
+                                 {"object", "chat.completion.chunk"},
+                                 {"created", created_unix},
+                                 {"model", kModel},
+                                 {"choices", boost::json::array{std::move(choice)}}};
+        return "data: " + boost::json::serialize(body) + "\n\n";
+    };
+    return chunk({{"role", "assistant"}, {"content", content}}, nullptr) + chunk({}, "stop") +
+           "data: [DONE]\n\n";
 }
 
 }  // namespace switchyard::api

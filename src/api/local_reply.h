@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "core/error.h"
 
@@ -14,5 +15,10 @@ struct LocalReply {
 
 // OpenAI's error envelope: {"error":{"message","type","param","code"}} (WIRE.md A.2.1).
 LocalReply RenderOpenAiError(const core::LocalError& error);
+
+// A controlled degradation: a chat completion with a fixed assistant message, as JSON or, for
+// `stream`, as an SSE stream (one content chunk, a finish chunk, [DONE]).
+std::string RenderOpenAiStaticCompletion(std::string_view content, long long created_unix,
+                                         bool stream);
 
 }  // namespace switchyard::api

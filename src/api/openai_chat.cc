@@ -3,9 +3,33 @@
 #include <boost/json.hpp>
 
 namespace switchyard::api {
+namespace {
+
+using core::ErrorKind;
+
+// Reads a gateway field that must be an array of strings; nullopt (with `error` set) otherwise.
+std::optional<std::vector<std::string>> NameList(const boost::json::value& list,
+                                                 std::string_view field,
+                                                 std::optional<core::LocalError>& error) {
+    std::vector<std::string> names;
+    if (list.is_array()) {
+        for (const auto& item : list.get_array()) {
+            if (!item.is_string()) break;
+            names.emplace_back(item.get_string());
+        }
+    }
+    if (!list.is_array() || names.size() != list.get_array().size()) {
+        error = core::LocalError{ErrorKind::kInvalidRequest,
+                                 "'" + std::string(field) + "' must be an array of model names.",
+                                 std::string(field)};
+        return std::nullopt;
+    }
+    return names;
+}
+
+}  // namespace
 
 std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view body) {
-    using core::ErrorKind;
     boost::system::error_code ec;
     boost::json::value parsed = boost::json::parse(body, ec);
     if (ec) {
@@ -19,12 +43,27 @@ std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view bod
     }
     ChatRequest request;
     const boost::json::object& object = parsed.get_object();
+    std::optional<core::LocalError> error;
+    if (const boost::json::value* models = object.if_contains("models")) {
+        request.has_gateway_fields = true;
+        auto names = NameList(*models, "models", error);
+        if (!names) return *error;
+        request.models = std::move(*names);
+    }
+    if (const boost::json::value* fallbacks = object.if_contains("fallbacks")) {
+        request.has_gateway_fields = true;
+        request.fallbacks = NameList(*fallbacks, "fallbacks", error);
+        if (!request.fallbacks) return *error;
+    }
     const boost::json::value* model = object.if_contains("model");
-    if (model == nullptr || !model->is_string() || model->get_string().empty()) {
+    if (model != nullptr && model->is_string() && !model->get_string().empty()) {
+        request.model = std::string(model->get_string());
+    } else if (!request.models.empty()) {
+        request.model = request.models.front();
+    } else {
         return core::LocalError{ErrorKind::kModelNotFound, "You must provide a model parameter.",
                                 "model"};
     }
-    request.model = std::string(model->get_string());
     if (const boost::json::value* stream = object.if_contains("stream")) {
         if (stream->is_bool()) {
             request.stream = stream->get_bool();
@@ -44,9 +83,37 @@ std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view bod
     return request;
 }
 
-std::string WithModel(const ChatRequest& request, std::string_view model) {
+std::string RenderUpstreamBody(const ChatRequest& request, std::string_view model,
+                               const RequestOverrides& overrides) {
     boost::json::value copy = request.body;
-    copy.get_object()["model"] = model;
+    boost::json::object& object = copy.get_object();
+    object["model"] = model;
+    object.erase("models");
+    object.erase("fallbacks");
+    if (overrides.system_prompt != nullptr && overrides.system_prompt->has_value()) {
+        boost::json::array messages;
+        messages.push_back(
+            boost::json::object{{"role", "system"}, {"content", **overrides.system_prompt}});
+        if (const boost::json::value* old = object.if_contains("messages"); old && old->is_array()) {
+            for (const auto& m : old->get_array()) {
+                const boost::json::object* message = m.if_object();
+                const boost::json::value* role = message ? message->if_contains("role") : nullptr;
+                if (role && role->is_string() &&
+                    (role->get_string() == "system" || role->get_string() == "developer")) {
+                    continue;
+                }
+                messages.push_back(m);
+            }
+        }
+        object["messages"] = std::move(messages);
+    }
+    if (overrides.params != nullptr) {
+        for (const auto& [name, json] : *overrides.params) {
+            boost::system::error_code ec;
+            boost::json::value value = boost::json::parse(json, ec);
+            if (!ec) object[name] = std::move(value);
+        }
+    }
     return boost::json::serialize(copy);
 }
 

@@ -1,7 +1,10 @@
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 #include <string_view>
 #include <variant>
 
@@ -12,17 +15,30 @@ namespace switchyard::api {
 // What routing needs from an OpenAI chat completions request, read once from the body.
 struct ChatRequest {
     boost::json::value body;  // the parsed request, kept for rewriting
-    std::string model;        // the model group the client named
+    std::string model;        // the model group the client named (models[0] when `models` is used)
     bool stream = false;
     bool include_usage = false;  // stream_options.include_usage
+    // Gateway fields, stripped before the request goes upstream:
+    std::vector<std::string> models;  // `models`: groups in priority order (OpenRouter style)
+    std::optional<std::vector<std::string>> fallbacks;  // `fallbacks`: overrides the group's
+    bool has_gateway_fields = false;
+};
+
+// What a fallback entry changes in the request besides the model (DESIGN 1.6).
+struct RequestOverrides {
+    const std::optional<std::string>* system_prompt = nullptr;  // replaces system messages
+    const std::vector<std::pair<std::string, std::string>>* params = nullptr;  // name -> JSON
 };
 
 // Scans an OpenAI chat completions body. Errors: kMalformedJson (not JSON / not an object),
-// kModelNotFound (no string `model`), kInvalidRequest (`stream` not a boolean).
+// kModelNotFound (no string `model` and no `models`), kInvalidRequest (`stream` not a boolean,
+// `models` / `fallbacks` not arrays of strings).
 std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view body);
 
-// The request body with `model` replaced, serialised. Callers skip this when the model is
-// unchanged and forward the client's bytes as they came.
-std::string WithModel(const ChatRequest& request, std::string_view model);
+// The body to send upstream: `model` replaced, gateway fields removed, and a fallback entry's
+// system prompt and parameters applied. Callers skip this when nothing changes and forward the
+// client's bytes as they came.
+std::string RenderUpstreamBody(const ChatRequest& request, std::string_view model,
+                               const RequestOverrides& overrides);
 
 }  // namespace switchyard::api

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +39,7 @@ enum class Provider { kOpenAi };
 // One concrete upstream target: provider + model + endpoint + key.
 struct Deployment {
     std::string name;  // unique across the config; used in logs, metrics and headers
+    std::size_t index = 0;  // position among all deployments of the config (for shared state)
     Provider provider = Provider::kOpenAi;
     std::string model;  // the model name sent upstream
     core::BaseUrl base_url;
@@ -47,10 +50,36 @@ struct Deployment {
     int line = 0;
 };
 
-// What a client names in `model`.
+// What a client names in `model`. A group is also a fallback entry: model + prompt + params
+// (DESIGN 1.6), so `system_prompt` and `params` apply when it serves as a fallback for another.
 struct ModelGroup {
     std::string name;
     std::vector<Deployment> deployments;
+    std::vector<std::string> fallbacks;                 // groups tried in order when this fails
+    std::vector<std::string> context_window_fallbacks;  // when the prompt does not fit
+    std::vector<std::string> content_policy_fallbacks;  // when a content filter refused it
+    std::optional<std::string> system_prompt;           // replaces the system prompt
+    std::vector<std::pair<std::string, std::string>> params;  // name -> JSON value text
+};
+
+// The one layer that retries: how often, how long, and with what budget.
+struct RetryConfig {
+    int max_attempts = 6;  // upstream attempts per client request, fallbacks included
+    Millis base{500};
+    Millis cap{20'000};
+    Millis deadline{45'000};  // per request, every attempt and wait included
+    // Retries per error class (policy::Name of the class) within one model group.
+    std::map<std::string, int, std::less<>> class_retries = {
+        {"rate_limited", 3}, {"overloaded", 3}, {"server_error", 3}, {"timeout", 1},
+        {"connection", 2},   {"retryable_client", 1}};
+    double budget_max_tokens = 100;
+    double budget_token_ratio = 0.1;
+};
+
+// What a request gets when every target failed.
+struct DegradationConfig {
+    enum class Mode { kError, kStatic } mode = Mode::kError;
+    std::string content;  // the assistant message of a static response
 };
 
 struct ServerConfig {
@@ -79,7 +108,10 @@ struct Config {
     ServerConfig server;
     Timeouts timeouts;
     LogConfig log;
+    RetryConfig retry;
+    DegradationConfig degradation;
     std::vector<ModelGroup> models;
+    std::size_t deployment_count = 0;
 
     const ModelGroup* FindGroup(std::string_view name) const;
 };

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <initializer_list>
@@ -183,6 +184,113 @@ void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
     r.String(node, "name", out.name);
 }
 
+void ReadRetry(Reader& r, const YAML::Node& node, RetryConfig& retry) {
+    if (!r.CheckMap(node, "retry",
+                    {"max_attempts", "base_ms", "cap_ms", "deadline_ms", "class_retries", "budget"})) {
+        return;
+    }
+    r.Integer(node, "max_attempts", retry.max_attempts, 1, 100);
+    r.Duration(node, "base_ms", retry.base);
+    r.Duration(node, "cap_ms", retry.cap);
+    r.Duration(node, "deadline_ms", retry.deadline);
+    if (const YAML::Node classes = node["class_retries"]; classes.IsDefined()) {
+        if (classes.IsMap()) {
+            for (const auto& entry : classes) {
+                const std::string name = entry.first.Scalar();
+                const auto it = retry.class_retries.find(name);
+                if (it == retry.class_retries.end()) {
+                    std::string known;
+                    for (const auto& [k, v] : RetryConfig{}.class_retries) {
+                        known += (known.empty() ? "" : ", ") + k;
+                    }
+                    r.Fail(entry.first, "unknown error class '" + name + "' in class_retries (known: " +
+                                            known + ")");
+                    continue;
+                }
+                r.Integer(classes, name.c_str(), it->second, 0, 20);
+            }
+        } else {
+            r.Fail(classes, "'class_retries' must be a mapping of error class to retries");
+        }
+    }
+    if (const YAML::Node budget = node["budget"]; budget.IsDefined()) {
+        if (r.CheckMap(budget, "retry.budget", {"max_tokens", "token_ratio"})) {
+            r.Number(budget, "max_tokens", retry.budget_max_tokens, 0.0);
+            r.Number(budget, "token_ratio", retry.budget_token_ratio, 0.0);
+        }
+    }
+}
+
+void ReadDegradation(Reader& r, const YAML::Node& node, DegradationConfig& degradation) {
+    if (!r.CheckMap(node, "degradation", {"mode", "content"})) return;
+    std::string mode = "error";
+    r.String(node, "mode", mode);
+    if (mode == "error") {
+        degradation.mode = DegradationConfig::Mode::kError;
+    } else if (mode == "static") {
+        degradation.mode = DegradationConfig::Mode::kStatic;
+        r.String(node, "content", degradation.content, /*required=*/true);
+    } else {
+        r.Fail(node["mode"], "degradation 'mode' must be 'error' or 'static'");
+    }
+}
+
+std::string JsonString(std::string_view text) {
+    std::string out = "\"";
+    for (char c : text) {
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            default:
+                if (static_cast<unsigned char>(c) < 0x20) {
+                    char escaped[8];
+                    std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+                    out += escaped;
+                } else {
+                    out.push_back(c);
+                }
+        }
+    }
+    return out + "\"";
+}
+
+// A YAML scalar as JSON text: numbers and booleans keep their type, anything else is a string.
+std::string ScalarAsJson(const YAML::Node& node) {
+    const std::string& text = node.Scalar();
+    if (node.Tag() != "!") {  // unquoted in the YAML
+        try {
+            std::size_t used = 0;
+            (void)std::stod(text, &used);
+            if (used == text.size() && text.find_first_not_of("0123456789+-.eE") == std::string::npos) {
+                return text;
+            }
+        } catch (const std::exception&) {
+        }
+        if (text == "true" || text == "false" || text == "null") return text;
+    }
+    return JsonString(text);
+}
+
+void ReadGroupList(Reader& r, const YAML::Node& node, const char* key,
+                   std::vector<std::string>& out) {
+    const YAML::Node list = node[key];
+    if (!list.IsDefined() || list.IsNull()) return;
+    if (!list.IsSequence()) {
+        r.Fail(list, std::string("'") + key + "' must be a list of model group names");
+        return;
+    }
+    for (const auto& item : list) {
+        if (!item.IsScalar()) {
+            r.Fail(item, std::string("'") + key + "' entries must be model group names");
+            continue;
+        }
+        out.push_back(item.Scalar());
+    }
+}
+
 void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& models) {
     if (!node.IsSequence()) {
         r.Fail(node, "'models' must be a list of model groups");
@@ -190,8 +298,37 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
     }
     for (const auto& entry : node) {
         ModelGroup group;
-        if (!r.CheckMap(entry, "model group", {"name", "deployments"})) continue;
+        if (!r.CheckMap(entry, "model group",
+                        {"name", "deployments", "fallbacks", "context_window_fallbacks",
+                         "content_policy_fallbacks", "prompt", "params"})) {
+            continue;
+        }
         r.String(entry, "name", group.name, /*required=*/true);
+        ReadGroupList(r, entry, "fallbacks", group.fallbacks);
+        ReadGroupList(r, entry, "context_window_fallbacks", group.context_window_fallbacks);
+        ReadGroupList(r, entry, "content_policy_fallbacks", group.content_policy_fallbacks);
+        if (const YAML::Node prompt = entry["prompt"]; prompt.IsDefined()) {
+            if (r.CheckMap(prompt, "prompt", {"system"})) {
+                std::string system;
+                if (r.String(prompt, "system", system)) group.system_prompt = system;
+            }
+        }
+        if (const YAML::Node params = entry["params"]; params.IsDefined()) {
+            if (!params.IsMap()) {
+                r.Fail(params, "'params' must be a mapping of request parameters");
+            } else {
+                for (const auto& p : params) {
+                    const std::string name = p.first.Scalar();
+                    if (name == "model" || name == "messages" || name == "stream") {
+                        r.Fail(p.first, "'params' cannot set '" + name + "'");
+                    } else if (!p.second.IsScalar()) {
+                        r.Fail(p.second, "'params." + name + "' must be a scalar");
+                    } else {
+                        group.params.emplace_back(name, ScalarAsJson(p.second));
+                    }
+                }
+            }
+        }
         const YAML::Node deployments = entry["deployments"];
         if (!deployments.IsDefined() || !deployments.IsSequence() || deployments.size() == 0) {
             r.Fail(deployments.IsDefined() ? deployments : entry,
@@ -224,7 +361,22 @@ void NameDeployments(Reader& r, const YAML::Node& root, Config& config) {
         }
     }
     for (auto& group : config.models) {
+        for (const auto* list : {&group.fallbacks, &group.context_window_fallbacks,
+                                 &group.content_policy_fallbacks}) {
+            for (const std::string& target : *list) {
+                if (!group_names.contains(target)) {
+                    r.Fail(root["models"], "model group '" + group.name +
+                                               "' falls back to unknown group '" + target + "'");
+                } else if (target == group.name) {
+                    r.Fail(root["models"],
+                           "model group '" + group.name + "' cannot fall back to itself");
+                }
+            }
+        }
+    }
+    for (auto& group : config.models) {
         for (auto& d : group.deployments) {
+            d.index = config.deployment_count++;
             if (!d.name.empty()) continue;
             const std::string base = d.model + "@" + d.base_url.HostHeader();
             std::string candidate = base;
@@ -267,12 +419,15 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file, const En
     }
     auto config = std::make_shared<Config>();
     Reader r(file, env, result.problems);
-    if (!r.CheckMap(root, "the top level", {"server", "timeouts", "log", "models"})) {
+    if (!r.CheckMap(root, "the top level",
+                    {"server", "timeouts", "log", "retry", "degradation", "models"})) {
         return result;
     }
     if (root["server"]) ReadServer(r, root["server"], config->server);
     if (root["timeouts"]) ReadTimeouts(r, root["timeouts"], config->timeouts);
     if (root["log"]) ReadLog(r, root["log"], config->log);
+    if (root["retry"]) ReadRetry(r, root["retry"], config->retry);
+    if (root["degradation"]) ReadDegradation(r, root["degradation"], config->degradation);
     if (root["models"]) {
         ReadModels(r, root["models"], config->models);
     } else {

@@ -23,6 +23,8 @@ unsigned StatusOf(ErrorKind kind) {
             return 503;
         case ErrorKind::kUpstreamTimeout:
             return 504;
+        case ErrorKind::kAllAttemptsFailed:
+            return 502;
         case ErrorKind::kInternal:
             return 500;
     }

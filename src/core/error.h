@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace switchyard::core {
 
@@ -18,7 +19,18 @@ enum class ErrorKind {
     kUpstreamTimeout,      // no (complete) response in time: 504
     kUpstreamProtocol,     // upstream answered something that is not HTTP we understand: 502
     kUnavailable,          // gateway is draining: 503
+    kAllAttemptsFailed,    // every target of the fallback chain failed (status: the last one's)
     kInternal,
+};
+
+// One upstream attempt as an error body lists it.
+struct AttemptNote {
+    std::string model_group;
+    std::string deployment;
+    unsigned status = 0;  // 0: no HTTP answer (transport failure)
+    std::string error_class;
+    std::string upstream_request_id;
+    long long wait_ms = 0;  // waited before this attempt
 };
 
 // A local error: its kind, a message for the client (never a secret or prompt text), and an
@@ -27,6 +39,8 @@ struct LocalError {
     ErrorKind kind = ErrorKind::kInternal;
     std::string message;
     std::string param;
+    unsigned status = 0;                // overrides StatusOf(kind) when set
+    std::vector<AttemptNote> attempts;  // what was tried, for kAllAttemptsFailed
 };
 
 // The HTTP status a local error is answered with.

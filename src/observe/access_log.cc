@@ -61,6 +61,12 @@ std::string AccessLog::Format(const RequestRecord& r) {
         line += fmt::format(",\"input_tokens\":{},\"output_tokens\":{}", r.input_tokens,
                             r.output_tokens);
     }
+    if (r.attempts > 0) {
+        line += fmt::format(",\"attempts\":{},\"fallback_depth\":{}", r.attempts, r.fallback_depth);
+    }
+    if (r.client_retry_count > 0) {
+        line += fmt::format(",\"client_retry_count\":{}", r.client_retry_count);
+    }
     if (!r.error.empty()) line += ",\"error\":" + Quote(r.error);
     line += "}\n";
     return line;

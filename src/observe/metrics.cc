@@ -63,12 +63,25 @@ void Metrics::Record(unsigned shard, const RequestRecord& r) {
     }
 }
 
+void Metrics::CountAttempt(unsigned shard, std::string_view deployment,
+                           std::string_view error_class) {
+    std::string key;
+    key.reserve(deployment.size() + error_class.size() + 1);
+    key.append(deployment).push_back(kSep);
+    key.append(error_class);
+    Shard& s = shards_[shard % shards_.size()];
+    std::lock_guard lock(s.mutex);
+    ++s.attempts[key];
+}
+
 std::string Metrics::Render() const {
+    std::map<std::string, std::uint64_t, std::less<>> attempts;
     std::map<std::string, std::uint64_t, std::less<>> requests;
     std::map<std::string, Histogram, std::less<>> latency;
     for (const Shard& s : shards_) {
         std::lock_guard lock(s.mutex);
         for (const auto& [k, v] : s.requests) requests[k] += v;
+        for (const auto& [k, v] : s.attempts) attempts[k] += v;
         for (const auto& [k, v] : s.latency) {
             Histogram& h = latency[k];
             h.count += v.count;
@@ -105,6 +118,25 @@ std::string Metrics::Render() const {
         out += fmt::format("switchyard_request_duration_seconds_sum{{{}}} {}\n", labels, h.sum);
         out += fmt::format("switchyard_request_duration_seconds_count{{{}}} {}\n", labels, h.count);
     }
+    out +=
+        "# HELP switchyard_upstream_attempts_total Upstream attempts by deployment and error class "
+        "(none: success). Divided by chat requests it is the retry amplification.\n"
+        "# TYPE switchyard_upstream_attempts_total counter\n";
+    for (const auto& [k, v] : attempts) {
+        const auto p = Split(k);
+        out += fmt::format(
+            "switchyard_upstream_attempts_total{{deployment=\"{}\",error_class=\"{}\"}} {}\n",
+            Escape(p[0]), Escape(p[1]), v);
+    }
+    out += fmt::format(
+        "# HELP switchyard_client_retries_total Requests a client SDK sent as its own retry "
+        "(x-stainless-retry-count > 0); clients should set maxRetries to 0.\n"
+        "# TYPE switchyard_client_retries_total counter\n"
+        "switchyard_client_retries_total {}\n"
+        "# HELP switchyard_fallbacks_total Requests served by a fallback model group.\n"
+        "# TYPE switchyard_fallbacks_total counter\n"
+        "switchyard_fallbacks_total {}\n",
+        client_retries_.load(), fallbacks_.load());
     out += fmt::format(
         "# HELP switchyard_in_flight_requests Requests being served now.\n"
         "# TYPE switchyard_in_flight_requests gauge\n"

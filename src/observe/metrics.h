@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "observe/request_record.h"
@@ -19,6 +20,11 @@ class Metrics final {
     explicit Metrics(unsigned shards);
 
     void Record(unsigned shard, const RequestRecord& record);
+    // One upstream attempt and how it ended ("none" for success).
+    void CountAttempt(unsigned shard, std::string_view deployment, std::string_view error_class);
+    // A chat request that a client SDK sent as its own retry (x-stainless-retry-count > 0).
+    void CountClientRetry() { client_retries_.fetch_add(1, std::memory_order_relaxed); }
+    void CountFallback() { fallbacks_.fetch_add(1, std::memory_order_relaxed); }
     void AddInFlight(int delta) { in_flight_.fetch_add(delta, std::memory_order_relaxed); }
     std::int64_t InFlight() const { return in_flight_.load(std::memory_order_relaxed); }
     void AddConnections(int delta) { connections_.fetch_add(delta, std::memory_order_relaxed); }
@@ -44,6 +50,8 @@ class Metrics final {
         std::map<std::string, std::uint64_t, std::less<>> requests;
         // key: route \x1f model_group
         std::map<std::string, Histogram, std::less<>> latency;
+        // key: deployment \x1f error_class
+        std::map<std::string, std::uint64_t, std::less<>> attempts;
     };
 
     std::vector<Shard> shards_;
@@ -51,6 +59,8 @@ class Metrics final {
     std::atomic<std::int64_t> connections_{0};
     std::atomic<std::uint64_t> upstream_connects_{0};
     std::atomic<std::uint64_t> log_dropped_{0};
+    std::atomic<std::uint64_t> client_retries_{0};
+    std::atomic<std::uint64_t> fallbacks_{0};
 };
 
 }  // namespace switchyard::observe

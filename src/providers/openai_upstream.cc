@@ -5,11 +5,18 @@
 namespace switchyard::providers {
 
 UpstreamRequest BuildOpenAiChat(const config::Deployment& deployment,
-                                const api::ChatRequest& request, std::string client_body) {
+                                const api::ChatRequest& request, const std::string& client_body,
+                                const api::RequestOverrides& overrides) {
     UpstreamRequest out;
     out.target = deployment.base_url.path_prefix + "/chat/completions";
-    out.body = request.model == deployment.model ? std::move(client_body)
-                                                 : api::WithModel(request, deployment.model);
+    const bool overridden =
+        (overrides.system_prompt != nullptr && overrides.system_prompt->has_value()) ||
+        (overrides.params != nullptr && !overrides.params->empty());
+    if (request.model == deployment.model && !request.has_gateway_fields && !overridden) {
+        out.shared = &client_body;
+    } else {
+        out.rendered = api::RenderUpstreamBody(request, deployment.model, overrides);
+    }
     out.headers.emplace_back("content-type", "application/json");
     out.headers.emplace_back("accept", request.stream ? "text/event-stream" : "application/json");
     out.headers.emplace_back("user-agent", std::string("switchyard/") + kVersion);

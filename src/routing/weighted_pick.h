@@ -1,5 +1,7 @@
 #pragma once
 
+#include <vector>
+
 #include "config/config.h"
 
 namespace switchyard::routing {
@@ -7,5 +9,36 @@ namespace switchyard::routing {
 // Picks one deployment of `group` with probability proportional to its weight. `uniform` is a
 // draw from [0, 1) supplied by the caller's random source. `group` must have a deployment.
 const config::Deployment& PickWeighted(const config::ModelGroup& group, double uniform);
+
+}  // namespace switchyard::routing
+
+namespace switchyard::routing {
+
+// All deployments of `group` in a random order where each position is drawn by weight among
+// those not yet placed: the first is PickWeighted's choice, the rest are its fallbacks within the
+// group. `uniform` returns draws from [0, 1).
+template <class Uniform>
+std::vector<const config::Deployment*> WeightedOrder(const config::ModelGroup& group,
+                                                     Uniform&& uniform) {
+    std::vector<const config::Deployment*> left;
+    for (const auto& d : group.deployments) left.push_back(&d);
+    std::vector<const config::Deployment*> order;
+    while (!left.empty()) {
+        double total = 0;
+        for (const auto* d : left) total += d->weight;
+        double point = uniform() * total;
+        std::size_t chosen = left.size() - 1;
+        for (std::size_t i = 0; i < left.size(); ++i) {
+            if (point < left[i]->weight) {
+                chosen = i;
+                break;
+            }
+            point -= left[i]->weight;
+        }
+        order.push_back(left[chosen]);
+        left.erase(left.begin() + static_cast<std::ptrdiff_t>(chosen));
+    }
+    return order;
+}
 
 }  // namespace switchyard::routing

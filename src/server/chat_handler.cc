@@ -1,23 +1,31 @@
 #include "server/chat_handler.h"
 
-#include <boost/json.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
 #include <random>
 
+#include "api/local_reply.h"
 #include "api/openai_chat.h"
-#include "api/usage.h"
-#include "core/sse_parser.h"
+#include "policy/backoff.h"
+#include "policy/classify.h"
 #include "providers/openai_upstream.h"
+#include "routing/fallback_plan.h"
 #include "routing/weighted_pick.h"
 #include "server/http_io.h"
+#include "server/relay.h"
 #include "upstream/upstream_call.h"
 
 namespace switchyard::server {
 namespace {
 
-constexpr std::size_t kMaxUpstreamBody = 64 * 1024 * 1024;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
 
-// Upstream response headers a client may act on, passed through unchanged.
-constexpr std::string_view kPassThroughHeaders[] = {"retry-after", "retry-after-ms"};
+constexpr std::size_t kMaxUpstreamBody = 64 * 1024 * 1024;
+constexpr std::size_t kMaxUpstreamErrorBody = 1024 * 1024;
+constexpr milliseconds kMaxDeadlineOverride{10 * 60 * 1000};
 
 // 404 for a missing or unknown model group, listing the groups that exist.
 core::LocalError UnknownModel(const config::Config& config, std::string_view model) {
@@ -33,182 +41,404 @@ core::LocalError UnknownModel(const config::Config& config, std::string_view mod
             "model"};
 }
 
-// Headers that say who served: the model group, the deployment, the upstream's request id.
-template <class Fields>
-void SetServedHeaders(RequestContext& ctx, const config::Deployment& deployment, Fields& fields) {
-    fields.set("x-switchyard-model-group", ctx.model_group);
-    fields.set("x-switchyard-deployment", deployment.name);
-    fields.set("x-switchyard-model", deployment.model);
-    fields.set("x-switchyard-attempts", "1");
-    if (!ctx.upstream_request_id.empty()) {
-        fields.set("x-request-id", ctx.upstream_request_id);
-        fields.set("x-switchyard-upstream-request-id", ctx.upstream_request_id);
-    }
+std::optional<std::string_view> HeaderValue(const http::response_header<>& header,
+                                            std::string_view name) {
+    const auto it = header.find(name);
+    if (it == header.end()) return std::nullopt;
+    return std::string_view(it->value());
 }
 
-void NoteUsage(RequestContext& ctx, std::string_view json) {
-    if (const auto usage = api::FindOpenAiUsage(json)) {
-        ctx.record.input_tokens = usage->input_tokens;
-        ctx.record.output_tokens = usage->output_tokens;
+policy::Transport TransportOf(upstream::Failure failure) {
+    switch (failure) {
+        case upstream::Failure::kNone:
+            return policy::Transport::kOk;
+        case upstream::Failure::kConnect:
+            return policy::Transport::kConnect;
+        case upstream::Failure::kTls:
+            return policy::Transport::kTls;
+        case upstream::Failure::kReset:
+            return policy::Transport::kReset;
+        case upstream::Failure::kTimeout:
+            return policy::Transport::kTimeout;
+        case upstream::Failure::kProtocol:
+            return policy::Transport::kProtocol;
     }
+    return policy::Transport::kReset;
 }
 
-asio::awaitable<void> RelayWhole(RequestContext& ctx, upstream::UpstreamCall& call,
-                                 const config::Deployment& deployment) {
-    std::string body;
-    const bool ok = co_await call.ReadAll(body, kMaxUpstreamBody);
-    if (!ok) {
-        co_await WriteLocalError(ctx, call.Error());
+// How one attempt ended.
+struct AttemptEnd {
+    bool answered = false;  // a response went downstream: success, or a committed stream
+    policy::Outcome outcome;
+    unsigned status = 0;  // 0: no HTTP answer
+    std::optional<http::response_header<>> header;
+    std::string body;            // an upstream error body
+    core::LocalError transport;  // what went wrong when there was no HTTP answer
+};
+
+// The request's journey through the fallback chain.
+struct Journey {
+    const api::ChatRequest& request;
+    const std::string& client_body;
+    Clock::time_point deadline;
+    policy::RetryBudget& client_budget;
+    std::vector<core::AttemptNote> notes;
+    milliseconds next_wait{0};  // waited before the next attempt, for its note
+};
+
+// One attempt: build the request for `deployment`, send it, and either answer the client (success)
+// or read the failure for the classifier. Updates the served-by fields of `ctx` as it goes.
+asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
+                                 const config::Deployment& deployment,
+                                 const routing::PlannedGroup& stage, AttemptEnd& end) {
+    ServerContext& context = ctx.Context();
+    const config::Config& config = ctx.Config();
+    ctx.model_group = stage.group->name;
+    ctx.deployment = deployment.name;
+    ctx.model = deployment.model;
+    ctx.upstream_request_id.clear();
+    ctx.record.fallback_depth = stage.depth;
+    ++ctx.record.attempts;
+
+    api::RequestOverrides overrides;
+    if (stage.depth > 0) {
+        overrides.system_prompt = &stage.group->system_prompt;
+        overrides.params = &stage.group->params;
+    }
+    const providers::UpstreamRequest upstream_request = providers::BuildOpenAiChat(
+        deployment, journey.request, journey.client_body, overrides);
+    upstream::UpstreamCall call(ctx.worker.pool, context.clock);
+    // The request's deadline bounds everything before the upstream starts answering; an answer
+    // that has started (a long stream) runs to the total timeout.
+    const Clock::time_point now = context.clock.Now();
+    const auto remaining =
+        std::max(milliseconds(1), std::chrono::ceil<milliseconds>(journey.deadline - now));
+    const upstream::UpstreamCall::Timeouts timeouts{std::min(config.timeouts.connect, remaining),
+                                                    std::min(config.timeouts.first_byte, remaining),
+                                                    now + config.timeouts.total};
+    const bool started = co_await call.Start(deployment, upstream_request, timeouts);
+    if (!started) {
+        end.transport = call.Error();
+        end.outcome = policy::Classify({TransportOf(call.FailureKind())}, context.clock.WallNow());
         co_return;
     }
     const auto& header = call.Header();
-    Response response{header.result(), 11};
+    if (const auto id = HeaderValue(header, providers::RequestIdHeader(deployment.provider))) {
+        ctx.upstream_request_id = std::string(*id);
+    }
+    end.status = header.result_int();
+    const bool success = end.status >= 200 && end.status < 300;
     const std::string_view content_type = header[http::field::content_type];
-    response.set(http::field::content_type,
-                 content_type.empty() ? std::string_view("application/json") : content_type);
-    for (std::string_view name : kPassThroughHeaders) {
-        if (const auto it = header.find(name); it != header.end()) {
-            response.set(name, it->value());
+    if (success && content_type.starts_with("text/event-stream")) {
+        end.answered = true;
+        co_await RelayStream(ctx, call);
+        co_return;
+    }
+    std::string body;
+    const bool read = co_await call.ReadAll(body, success ? kMaxUpstreamBody : kMaxUpstreamErrorBody);
+    if (!read) {
+        end.status = 0;
+        end.transport = call.Error();
+        end.outcome = policy::Classify({TransportOf(call.FailureKind())}, context.clock.WallNow());
+        co_return;
+    }
+    if (success) {
+        end.answered = true;
+        co_await WriteUpstreamAnswer(ctx, header, body);
+        co_return;
+    }
+    policy::AttemptResult result;
+    result.status = end.status;
+    result.body = body;
+    result.retry_after = HeaderValue(header, "retry-after");
+    result.retry_after_ms = HeaderValue(header, "retry-after-ms");
+    result.should_retry = HeaderValue(header, "x-should-retry");
+    end.outcome = policy::Classify(result, context.clock.WallNow());
+    end.header = header;
+    end.body = std::move(body);
+}
+
+// The index in `order` of the first deployment that is not excluded and may be tried now.
+std::optional<std::size_t> FirstAvailable(const std::vector<const config::Deployment*>& order,
+                                          const std::vector<bool>& excluded,
+                                          const routing::DeploymentHealth& health,
+                                          Clock::time_point now) {
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        if (!excluded[i] && health.Available(order[i]->index, now)) return i;
+    }
+    return std::nullopt;
+}
+
+asio::awaitable<void> Sleep(RequestContext& ctx, milliseconds delay) {
+    asio::steady_timer timer(ctx.stream.get_executor());
+    timer.expires_after(delay);
+    // A cancelled wait (shutdown) just ends early; the loop re-checks the deadline.
+    auto [ec] = co_await timer.async_wait(kTuple);
+    (void)ec;
+}
+
+// The last word when every target failed: a static degradation, or an error that lists every
+// attempt, with the status of the last upstream answer (502/504 when there was none).
+asio::awaitable<void> Exhausted(RequestContext& ctx, Journey& journey, const AttemptEnd& last,
+                                std::optional<milliseconds> rate_limited_for) {
+    const config::DegradationConfig& degradation = ctx.Config().degradation;
+    if (degradation.mode == config::DegradationConfig::Mode::kStatic) {
+        const long long created = std::chrono::duration_cast<std::chrono::seconds>(
+                                      ctx.Context().clock.WallNow().time_since_epoch())
+                                      .count();
+        std::string body =
+            api::RenderOpenAiStaticCompletion(degradation.content, created, journey.request.stream);
+        ctx.error = "degraded: every target failed";
+        ctx.deployment.clear();
+        ctx.model = "switchyard-degraded";
+        Response response{http::status::ok, 11};
+        response.set(http::field::content_type, journey.request.stream
+                                                    ? "text/event-stream; charset=utf-8"
+                                                    : "application/json");
+        SetServedHeaders(ctx, response);
+        response.set("x-switchyard-degraded", "true");
+        response.body() = std::move(body);
+        co_await WriteResponse(ctx, response);
+        co_return;
+    }
+    core::LocalError error{core::ErrorKind::kAllAttemptsFailed};
+    error.attempts = journey.notes;
+    if (journey.notes.empty()) {
+        // Nothing was tried: every deployment is rate-limited beyond the deadline.
+        error.status = 429;
+        const long long seconds = rate_limited_for ? (rate_limited_for->count() + 999) / 1000 : 1;
+        error.message = fmt::format(
+            "Every deployment of the requested model is rate-limited for at least {} s; "
+            "no attempt fits the request's deadline.",
+            seconds);
+        ctx.reply_headers.emplace_back("retry-after", std::to_string(std::max(1LL, seconds)));
+    } else {
+        const core::AttemptNote& final_note = journey.notes.back();
+        error.status = last.status != 0 ? last.status
+                       : last.outcome.error_class == policy::ErrorClass::kTimeout ? 504
+                                                                                  : 502;
+        std::string detail = last.transport.message;
+        if (last.status != 0) detail = fmt::format("HTTP {} ({})", last.status, final_note.error_class);
+        error.message = fmt::format("All {} attempt(s) failed. Last: {}: {}", journey.notes.size(),
+                                    final_note.deployment, detail);
+        if (last.header) {
+            if (const auto ra = HeaderValue(*last.header, "retry-after")) {
+                ctx.reply_headers.emplace_back("retry-after", std::string(*ra));
+            }
         }
     }
-    SetServedHeaders(ctx, deployment, response);
-    if (header.result() == http::status::ok) NoteUsage(ctx, body);
-    response.body() = std::move(body);
+    Response response{static_cast<http::status>(error.status), 11};
+    api::LocalReply reply = api::RenderOpenAiError(error);
+    ctx.error = error.message;
+    response.set(http::field::content_type, "application/json");
+    for (const auto& [name, value] : ctx.reply_headers) response.set(name, value);
+    if (!journey.notes.empty()) SetServedHeaders(ctx, response);
+    response.body() = std::move(reply.body);
     co_await WriteResponse(ctx, response);
 }
 
-// Forwards an SSE stream one complete event at a time: each upstream read is framed, and the
-// events it completed go downstream in one chunk, so nothing is held back longer than it takes
-// an event to arrive whole. A failure after the first byte went downstream (the commit point)
-// ends the stream with an error event in OpenAI's format instead of a silent truncation.
-asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& call,
-                                  const config::Deployment& deployment) {
-    const auto& header = call.Header();
-    http::response<http::empty_body> response{header.result(), 11};
-    response.set(http::field::content_type, header[http::field::content_type]);
-    response.set(http::field::cache_control, "no-cache");
-    response.set(http::field::server, "switchyard");
-    SetServedHeaders(ctx, deployment, response);
-    response.keep_alive(ctx.keep_alive);
-    response.chunked(true);
-    ctx.record.status = response.result_int();
+// Validates the request's group names (model, models, fallbacks); the first unknown one.
+std::optional<std::string> UnknownName(const config::Config& config,
+                                       const api::ChatRequest& request) {
+    if (config.FindGroup(request.model) == nullptr) return request.model;
+    for (const auto& name : request.models) {
+        if (config.FindGroup(name) == nullptr) return name;
+    }
+    if (request.fallbacks) {
+        for (const auto& name : *request.fallbacks) {
+            if (config.FindGroup(name) == nullptr) return name;
+        }
+    }
+    return std::nullopt;
+}
 
-    http::response_serializer<http::empty_body> serializer{response};
-    ctx.stream.expires_after(kDownstreamWriteTimeout);
-    auto [header_ec, header_bytes] =
-        co_await http::async_write_header(ctx.stream, serializer, kTuple);
-    ctx.record.bytes_out += header_bytes;
-    if (header_ec) {
-        ctx.keep_alive = false;
-        co_return;
+std::string_view ClientCredential(const Request& request) {
+    if (const auto it = request.find(http::field::authorization); it != request.end()) {
+        return it->value();
     }
+    if (const auto it = request.find("x-api-key"); it != request.end()) return it->value();
+    return {};
+}
 
-    core::SseParser sse;
-    core::SseEvent event;
-    std::string out;
-    char buffer[16 * 1024];
-    bool done_seen = false;
-    while (!call.Done()) {
-        const std::size_t n = co_await call.ReadSome(buffer, sizeof buffer);
-        if (call.Failed()) break;
-        if (n == 0) continue;
-        sse.Feed({buffer, n});
-        out.clear();
-        while (sse.Next(event)) {
-            out.append(event.raw);
-            if (event.data == "[DONE]") done_seen = true;
-            if (event.data.find("\"usage\":{") != std::string::npos) NoteUsage(ctx, event.data);
-        }
-        if (out.empty()) continue;
-        ctx.stream.expires_after(kDownstreamWriteTimeout);
-        auto [ec, written] =
-            co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(out)), kTuple);
-        ctx.record.bytes_out += written;
-        if (ec) {
-            ctx.keep_alive = false;
-            ctx.error = "client went away during the stream";
-            co_return;
-        }
-    }
-    out.clear();
-    if (call.Failed()) {
-        ctx.error = call.Error().message;
-        out.append(sse.Pending());
-        if (!out.empty()) out.append("\n\n");
-        boost::json::object error{{"message", call.Error().message},
-                                  {"type", "upstream_error"},
-                                  {"param", nullptr},
-                                  {"code", "stream_interrupted"}};
-        out += "data: " + boost::json::serialize(boost::json::object{{"error", std::move(error)}}) +
-               "\n\n";
-    } else {
-        out.append(sse.Pending());  // an unterminated last event is still the provider's bytes
-        if (!done_seen) ctx.error = "upstream stream ended without [DONE]";
-    }
-    ctx.stream.expires_after(kDownstreamWriteTimeout);
-    if (!out.empty()) {
-        auto [ec, written] =
-            co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(out)), kTuple);
-        ctx.record.bytes_out += written;
-        if (ec) {
-            ctx.keep_alive = false;
-            co_return;
-        }
-    }
-    auto [last_ec, last_written] =
-        co_await asio::async_write(ctx.stream, http::make_chunk_last(), kTuple);
-    ctx.record.bytes_out += last_written;
-    ctx.stream.expires_never();
-    if (last_ec) ctx.keep_alive = false;
+int HeaderInt(const Request& request, std::string_view name) {
+    const auto it = request.find(name);
+    if (it == request.end()) return -1;
+    const std::string_view text = it->value();
+    int value = -1;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    return ec == std::errc() && end == text.data() + text.size() ? value : -1;
 }
 
 }  // namespace
 
 asio::awaitable<void> ServeChat(RequestContext& ctx) {
+    ServerContext& context = ctx.Context();
+    const config::Config& config = ctx.Config();
     ctx.record.route = "chat";
     ctx.record.bytes_in = ctx.request.body().size();
+    if (const int retry_count = HeaderInt(ctx.request, "x-stainless-retry-count"); retry_count > 0) {
+        // A client SDK retrying on top of the gateway: retries in two layers multiply load.
+        ctx.record.client_retry_count = retry_count;
+        context.metrics.CountClientRetry();
+    }
     auto parsed = api::ParseOpenAiChat(ctx.request.body());
     if (auto* error = std::get_if<core::LocalError>(&parsed)) {
-        if (error->kind == core::ErrorKind::kModelNotFound) *error = UnknownModel(ctx.Config(), "");
+        if (error->kind == core::ErrorKind::kModelNotFound) *error = UnknownModel(config, "");
         co_await WriteLocalError(ctx, *error);
         co_return;
     }
-    api::ChatRequest& request = std::get<api::ChatRequest>(parsed);
+    const api::ChatRequest& request = std::get<api::ChatRequest>(parsed);
     ctx.record.stream = request.stream;
-    const config::ModelGroup* group = ctx.Config().FindGroup(request.model);
-    if (group == nullptr) {
-        const core::LocalError error = UnknownModel(ctx.Config(), request.model);
+    if (const auto unknown = UnknownName(config, request)) {
+        const core::LocalError error = UnknownModel(config, *unknown);
         co_await WriteLocalError(ctx, error);
         co_return;
     }
-    ctx.model_group = group->name;
+    const std::vector<std::string> requested =
+        request.models.empty() ? std::vector<std::string>{request.model} : request.models;
+    const bool fallbacks_enabled = HeaderInt(ctx.request, "x-switchyard-no-fallbacks") != 1;
+    std::vector<routing::PlannedGroup> stages =
+        routing::PlanGroups(config, requested, request.fallbacks, fallbacks_enabled);
 
+    milliseconds deadline_budget = config.retry.deadline;
+    if (const int override_ms = HeaderInt(ctx.request, "x-switchyard-deadline-ms"); override_ms > 0) {
+        deadline_budget = std::min(milliseconds(override_ms), kMaxDeadlineOverride);
+    }
+    const std::string client_body = std::move(ctx.request.body());
+    Journey journey{request, client_body, context.clock.Now() + deadline_budget,
+                    context.client_budgets.For(ClientCredential(ctx.request))};
+    const policy::Backoff backoff{config.retry.base, config.retry.cap};
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    const config::Deployment& deployment = routing::PickWeighted(*group, uniform(ctx.worker.rng));
-    ctx.deployment = deployment.name;
+    auto draw = [&] { return uniform(ctx.worker.rng); };
+    routing::DeploymentHealth& health = context.health;
 
-    const config::Timeouts& t = ctx.Config().timeouts;
-    upstream::UpstreamCall call(ctx.worker.pool, ctx.Context().clock);
-    const upstream::UpstreamCall::Timeouts timeouts{t.connect, t.first_byte,
-                                                    ctx.Context().clock.Now() + t.total};
-    providers::UpstreamRequest upstream_request =
-        providers::BuildOpenAiChat(deployment, request, std::move(ctx.request.body()));
-    const bool started = co_await call.Start(deployment, std::move(upstream_request), timeouts);
-    if (!started) {
-        co_await WriteLocalError(ctx, call.Error());
-        co_return;
+    AttemptEnd last;
+    std::optional<milliseconds> rate_limited_for;
+    for (std::size_t stage_index = 0; stage_index < stages.size(); ++stage_index) {
+        const routing::PlannedGroup stage = stages[stage_index];
+        const std::vector<const config::Deployment*> order =
+            routing::WeightedOrder(*stage.group, draw);
+        std::vector<bool> excluded(order.size(), false);
+        std::map<policy::ErrorClass, int> class_retries;
+        int same_target_retries = 0;
+        std::optional<std::size_t> target;
+        bool next_stage = false;
+        while (!next_stage) {
+            const Clock::time_point now = context.clock.Now();
+            if (ctx.record.attempts >= config.retry.max_attempts || now >= journey.deadline) break;
+            if (!target) target = FirstAvailable(order, excluded, health, now);
+            if (!target) {
+                // Every deployment left is rate-limited: wait for the soonest if that fits.
+                std::optional<Clock::time_point> soonest;
+                for (std::size_t i = 0; i < order.size(); ++i) {
+                    if (excluded[i]) continue;
+                    const auto at = health.AvailableAt(order[i]->index);
+                    if (!soonest || at < *soonest) soonest = at;
+                }
+                if (!soonest) break;  // all excluded
+                const auto wait = std::chrono::ceil<milliseconds>(*soonest - now);
+                if (now + wait > journey.deadline) {
+                    rate_limited_for = std::max(rate_limited_for.value_or(wait), wait);
+                    break;
+                }
+                co_await Sleep(ctx, wait);
+                journey.next_wait += wait;
+                continue;
+            }
+            const config::Deployment& deployment = *order[*target];
+            AttemptEnd end;
+            co_await RunAttempt(ctx, journey, deployment, stage, end);
+            policy::RetryBudget& deployment_budget = health.Budget(deployment.index);
+            context.metrics.CountAttempt(ctx.worker.index, deployment.name,
+                                         policy::Name(end.outcome.error_class));
+            if (end.answered) {
+                journey.client_budget.OnSuccess();
+                deployment_budget.OnSuccess();
+                if (stage.depth > 0) context.metrics.CountFallback();
+                co_return;
+            }
+            journey.client_budget.OnFailure();
+            deployment_budget.OnFailure();
+            journey.notes.push_back({stage.group->name, deployment.name, end.status,
+                                     std::string(policy::Name(end.outcome.error_class)),
+                                     ctx.upstream_request_id, journey.next_wait.count()});
+            journey.next_wait = milliseconds(0);
+            const policy::Outcome& outcome = end.outcome;
+            if (outcome.error_class == policy::ErrorClass::kRateLimited && outcome.retry_after) {
+                health.RateLimitedUntil(deployment.index, context.clock.Now() + *outcome.retry_after);
+            }
+            switch (outcome.action) {
+                case policy::Action::kSuccess:
+                case policy::Action::kGiveUp:
+                    // The request itself is wrong: the client gets the provider's answer unchanged.
+                    if (end.header) {
+                        co_await WriteUpstreamAnswer(ctx, *end.header, end.body);
+                    } else {
+                        co_await WriteLocalError(ctx, end.transport);
+                    }
+                    co_return;
+                case policy::Action::kContextFallback:
+                case policy::Action::kContentFallback: {
+                    std::vector<routing::PlannedGroup> semantic =
+                        fallbacks_enabled ? routing::SemanticFallbacks(config, *stage.group,
+                                                                       outcome.action, stage.depth + 1)
+                                          : std::vector<routing::PlannedGroup>{};
+                    if (semantic.empty()) {
+                        co_await WriteUpstreamAnswer(ctx, *end.header, end.body);
+                        co_return;
+                    }
+                    // Retrying the same prompt elsewhere in the chain would fail the same way.
+                    stages.erase(stages.begin() + static_cast<std::ptrdiff_t>(stage_index) + 1,
+                                 stages.end());
+                    stages.insert(stages.end(), semantic.begin(), semantic.end());
+                    next_stage = true;
+                    break;
+                }
+                case policy::Action::kFailOver:
+                    excluded[*target] = true;
+                    target.reset();
+                    break;
+                case policy::Action::kRetry: {
+                    const auto cap = config.retry.class_retries.find(policy::Name(outcome.error_class));
+                    const int allowed = cap == config.retry.class_retries.end() ? 0 : cap->second;
+                    if (++class_retries[outcome.error_class] > allowed) {
+                        next_stage = true;
+                        break;
+                    }
+                    if (!journey.client_budget.CanRetry() || !deployment_budget.CanRetry()) {
+                        // Budget spent: no more retries of this target; others may still serve.
+                        excluded[*target] = true;
+                        target.reset();
+                        break;
+                    }
+                    std::vector<bool> others = excluded;
+                    others[*target] = true;
+                    const Clock::time_point after = context.clock.Now();
+                    if (const auto other = FirstAvailable(order, others, health, after)) {
+                        target = other;  // move instead of waiting
+                        break;
+                    }
+                    milliseconds delay =
+                        backoff.Delay(same_target_retries++, draw(), outcome.retry_after);
+                    delay = std::max(delay, std::chrono::ceil<milliseconds>(
+                                                health.AvailableAt(deployment.index) - after));
+                    if (after + delay > journey.deadline) {
+                        next_stage = true;  // a wait that would overrun the deadline is not started
+                        break;
+                    }
+                    co_await Sleep(ctx, delay);
+                    journey.next_wait = delay;
+                    break;
+                }
+            }
+            last = std::move(end);
+        }
+        if (ctx.record.attempts >= config.retry.max_attempts ||
+            context.clock.Now() >= journey.deadline) {
+            break;
+        }
     }
-    const auto& header = call.Header();
-    if (const auto it = header.find(providers::RequestIdHeader(deployment.provider));
-        it != header.end()) {
-        ctx.upstream_request_id = std::string(it->value());
-    }
-    const std::string_view content_type = header[http::field::content_type];
-    if (content_type.starts_with("text/event-stream")) {
-        co_await RelayStream(ctx, call, deployment);
-    } else {
-        co_await RelayWhole(ctx, call, deployment);
-    }
+    co_await Exhausted(ctx, journey, last, rate_limited_for);
 }
 
 }  // namespace switchyard::server

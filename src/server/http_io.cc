@@ -27,7 +27,7 @@ asio::awaitable<bool> WriteLocalError(RequestContext& ctx, const core::LocalErro
     ctx.error = error.message;
     Response response{static_cast<http::status>(reply.status), 11};
     response.set(http::field::content_type, "application/json");
-    if (!ctx.allow.empty()) response.set(http::field::allow, ctx.allow);
+    for (const auto& [name, value] : ctx.reply_headers) response.set(name, value);
     response.body() = std::move(reply.body);
     if (error.kind == core::ErrorKind::kPayloadTooLarge) ctx.keep_alive = false;
     co_return co_await WriteResponse(ctx, response);

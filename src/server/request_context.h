@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/asio.h"
 #include "observe/request_record.h"
@@ -26,7 +28,9 @@ struct RequestContext {
     std::string deployment;
     std::string upstream_request_id;
     std::string error;
-    std::string allow;  // the Allow header of a 405
+    std::string model;  // the model that answered (the deployment's)
+    // Extra headers for a local reply (Allow on a 405, retry-after on a 429).
+    std::vector<std::pair<std::string, std::string>> reply_headers;
 
     ServerContext& Context() const { return worker.context; }
     const config::Config& Config() const { return *worker.context.config; }

@@ -9,8 +9,10 @@
 #include "config/config.h"
 #include "core/asio.h"
 #include "core/clock.h"
+#include "limits/client_budgets.h"
 #include "observe/access_log.h"
 #include "observe/metrics.h"
+#include "routing/deployment_health.h"
 #include "upstream/connection_pool.h"
 #include "upstream/tls_contexts.h"
 
@@ -24,6 +26,8 @@ struct ServerContext {
     observe::Metrics& metrics;
     observe::AccessLog& access_log;
     upstream::TlsContexts& tls;
+    routing::DeploymentHealth& health;
+    limits::ClientBudgets& client_budgets;
     std::atomic<bool> draining{false};
 };
 

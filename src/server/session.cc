@@ -40,7 +40,7 @@ asio::awaitable<void> Dispatch(RequestContext& ctx) {
     }
     if (route->method != ctx.request.method()) {
         ctx.record.route = "method_not_allowed";
-        ctx.allow = std::string(http::to_string(route->method));
+        ctx.reply_headers.emplace_back("allow", std::string(http::to_string(route->method)));
         const core::LocalError error{core::ErrorKind::kMethodNotAllowed,
                                      "Method " + std::string(ctx.request.method_string()) +
                                          " is not allowed on " + ctx.path + "; use " +

@@ -56,7 +56,8 @@ std::unique_ptr<Connection> ConnectionPool::TakeIdle(const config::Deployment& d
 
 asio::awaitable<std::unique_ptr<Connection>> ConnectionPool::Connect(
     const config::Deployment& deployment, std::chrono::milliseconds timeout,
-    core::LocalError& error) {
+    core::LocalError& error, Failure& failure) {
+    failure = Failure::kConnect;
     const core::BaseUrl& url = deployment.base_url;
     auto [resolve_ec, endpoints] = co_await resolver_.async_resolve(
         url.host, std::to_string(url.port), tcp::resolver::numeric_service, kTuple);
@@ -76,11 +77,13 @@ asio::awaitable<std::unique_ptr<Connection>> ConnectionPool::Connect(
     auto [connect_ec, endpoint] = co_await lowest.async_connect(endpoints, kTuple);
     if (connect_ec) {
         error = Unreachable(deployment, "connect", connect_ec);
+        if (connect_ec == beast::error::timeout) failure = Failure::kTimeout;
         co_return nullptr;
     }
     lowest.socket().set_option(tcp::no_delay(true));
     metrics_.CountUpstreamConnect();
     if (url.tls) {
+        failure = Failure::kTls;
         // SNI, and the certificate must name the host (RFC 6125).
         if (!SSL_set_tlsext_host_name(c->tls->native_handle(), url.host.c_str())) {
             error = {core::ErrorKind::kUpstreamUnreachable,
@@ -92,10 +95,12 @@ asio::awaitable<std::unique_ptr<Connection>> ConnectionPool::Connect(
             co_await c->tls->async_handshake(asio::ssl::stream_base::client, kTuple);
         if (handshake_ec) {
             error = Unreachable(deployment, "TLS handshake", handshake_ec);
+            if (handshake_ec == beast::error::timeout) failure = Failure::kTimeout;
             co_return nullptr;
         }
     }
     lowest.expires_never();
+    failure = Failure::kNone;
     co_return c;
 }
 

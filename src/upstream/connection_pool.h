@@ -16,6 +16,9 @@
 
 namespace switchyard::upstream {
 
+// How an upstream exchange failed at the transport level, for the classifier.
+enum class Failure { kNone, kConnect, kTls, kReset, kTimeout, kProtocol };
+
 // One upstream connection, plain TCP or TLS over TCP, with its read buffer.
 struct Connection {
     std::string key;  // the pool it belongs to
@@ -41,10 +44,10 @@ class ConnectionPool final {
     std::unique_ptr<Connection> TakeIdle(const config::Deployment& deployment);
 
     // Opens a new connection (resolve, connect, TLS handshake with SNI and host name
-    // verification) within `timeout`. On failure returns null and fills `error`.
+    // verification) within `timeout`. On failure returns null and fills `error` and `failure`.
     asio::awaitable<std::unique_ptr<Connection>> Connect(const config::Deployment& deployment,
                                                          std::chrono::milliseconds timeout,
-                                                         core::LocalError& error);
+                                                         core::LocalError& error, Failure& failure);
 
     // Keeps a connection whose last exchange ended cleanly for reuse.
     void Release(std::unique_ptr<Connection> connection);

@@ -28,10 +28,15 @@ void UpstreamCall::Fail(std::string_view step, const boost::system::error_code& 
     failed_ = true;
     const std::string& name = deployment_->name;
     if (ec == beast::error::timeout) {
+        failure_ = Failure::kTimeout;
         error_ = {core::ErrorKind::kUpstreamTimeout,
                   "Upstream '" + name + "' timed out during " + std::string(step) + "."};
-    } else if (ec.category() == make_error_code(http::error::bad_version).category() ||
-               ec == http::error::body_limit) {
+        return;
+    }
+    failure_ = Failure::kReset;
+    if (ec.category() == make_error_code(http::error::bad_version).category() ||
+        ec == http::error::body_limit) {
+        failure_ = Failure::kProtocol;
         error_ = {core::ErrorKind::kUpstreamProtocol, "Upstream '" + name + "' sent an invalid " +
                                                           std::string(step) + " (" + ec.message() +
                                                           ")."};
@@ -57,7 +62,8 @@ asio::awaitable<boost::system::error_code> UpstreamCall::Exchange(Stream& stream
 }
 
 asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,
-                                          providers::UpstreamRequest request, Timeouts timeouts) {
+                                          const providers::UpstreamRequest& request,
+                                          Timeouts timeouts) {
     deployment_ = &deployment;
     timeouts_ = timeouts;
     request_ = {};
@@ -65,9 +71,10 @@ asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,
     request_.target(request.target);
     request_.version(11);
     request_.set(http::field::host, deployment.base_url.HostHeader());
-    for (auto& [name, value] : request.headers) request_.set(name, value);
+    for (const auto& [name, value] : request.headers) request_.set(name, value);
     request_.keep_alive(true);
-    request_.body() = std::move(request.body);
+    const std::string_view body = request.Body();
+    request_.body() = {body.data(), body.size()};
     request_.prepare_payload();
 
     for (int round = 0; round < 2; ++round) {
@@ -77,7 +84,7 @@ asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,
                 timeouts_.deadline - clock_.Now());
             const auto budget =
                 std::max(std::chrono::milliseconds(1), std::min(timeouts_.connect, remaining));
-            connection_ = co_await pool_.Connect(deployment, budget, error_);
+            connection_ = co_await pool_.Connect(deployment, budget, error_, failure_);
             if (!connection_) {
                 failed_ = true;
                 co_return false;
@@ -99,6 +106,7 @@ asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,
         co_return false;
     }
     failed_ = true;
+    failure_ = Failure::kReset;
     error_ = {core::ErrorKind::kUpstreamUnreachable,
               "Upstream '" + deployment.name + "' closed the connection."};
     co_return false;

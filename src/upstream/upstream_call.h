@@ -28,9 +28,10 @@ class UpstreamCall final {
     UpstreamCall(ConnectionPool& pool, const core::Clock& clock) : pool_(pool), clock_(clock) {}
     ~UpstreamCall();
 
-    // Sends the request and reads the response header. False on failure, with `Error()` set.
+    // Sends the request and reads the response header. False on failure, with `Error()` and
+    // `FailureTransport()` set. `request` (and the body it refers to) must outlive the call.
     asio::awaitable<bool> Start(const config::Deployment& deployment,
-                                providers::UpstreamRequest request, Timeouts timeouts);
+                                const providers::UpstreamRequest& request, Timeouts timeouts);
 
     const http::response_header<>& Header() const { return parser_->get().base(); }
     bool Done() const { return parser_->is_done(); }
@@ -44,6 +45,8 @@ class UpstreamCall final {
 
     const core::LocalError& Error() const { return error_; }
     bool Failed() const { return failed_; }
+    // How a failed call failed, for the classifier.
+    Failure FailureKind() const { return failure_; }
 
   private:
     template <class Stream>
@@ -56,11 +59,12 @@ class UpstreamCall final {
     const core::Clock& clock_;
     const config::Deployment* deployment_ = nullptr;
     Timeouts timeouts_{};
-    http::request<http::string_body> request_;
+    http::request<http::span_body<const char>> request_;
     std::unique_ptr<Connection> connection_;
     std::optional<http::response_parser<http::buffer_body>> parser_;
     core::LocalError error_;
     bool failed_ = false;
+    Failure failure_ = Failure::kNone;
 };
 
 }  // namespace switchyard::upstream

@@ -43,7 +43,7 @@ TEST(OpenAiChatTest, UpstreamRequestRewritesModelOnlyWhenItDiffers) {
     d.api_key = config::Secret("sk-test", "inline");
     const providers::UpstreamRequest up = providers::BuildOpenAiChat(d, request, body);
     EXPECT_EQ(up.target, "/v1/chat/completions");
-    const auto sent = boost::json::parse(up.body).as_object();
+    const auto sent = boost::json::parse(up.Body()).as_object();
     EXPECT_EQ(sent.at("model").as_string(), "gpt-4.1");
     EXPECT_EQ(sent.at("messages").as_array().size(), 1u);
     bool has_auth = false;
@@ -58,7 +58,8 @@ TEST(OpenAiChatTest, UpstreamRequestRewritesModelOnlyWhenItDiffers) {
     d.model = "group";
     d.api_key = {};
     const providers::UpstreamRequest same = providers::BuildOpenAiChat(d, request, body);
-    EXPECT_EQ(same.body, body) << "unchanged model: the client's bytes go upstream as they came";
+    EXPECT_EQ(same.Body(), body) << "unchanged model: the client's bytes go upstream as they came";
+    EXPECT_EQ(same.shared, &body);
     for (const auto& [name, value] : same.headers) EXPECT_NE(name, "authorization");
 }
 

@@ -1,0 +1,46 @@
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string_view>
+
+#include "policy/outcome.h"
+
+namespace switchyard::policy {
+
+// How an attempt ended at the transport level, before any HTTP status.
+enum class Transport {
+    kOk,          // a complete HTTP response header arrived
+    kConnect,     // name resolution or connect failed
+    kTls,         // TLS handshake or certificate verification failed
+    kReset,       // the connection broke before a complete response
+    kTimeout,     // connect, first byte or total timeout
+    kProtocol,    // the upstream did not speak HTTP we understand
+};
+
+// One attempt's result as the classifier sees it: no sockets, just what arrived.
+struct AttemptResult {
+    Transport transport = Transport::kOk;
+    unsigned status = 0;
+    std::string_view body;  // the error body of a non-2xx answer, either provider's format
+    std::optional<std::string_view> retry_after;
+    std::optional<std::string_view> retry_after_ms;
+    std::optional<std::string_view> should_retry;  // x-should-retry
+};
+
+// Judges one attempt (DESIGN 1.2, WIRE A.1.2, A.2.1). Pure: `now` only resolves HTTP-date
+// retry-after values.
+//  - 2xx: success.
+//  - 429 spend/quota (Anthropic error.details.error_code enforced_spend_limit_reached, OpenAI
+//    insufficient_quota / *_spend_limit_exceeded / credit_balance_exhausted) and 402: fail over,
+//    never retried on this deployment.
+//  - 429 otherwise: rate limited, retry (retry-after is a minimum).
+//  - 500, 502, 503, 529 and other 5xx: retry with backoff; 504 is a timeout (retried once).
+//  - 408, 409: retry.
+//  - 400 context_length_exceeded / "prompt is too long": context fallback; content_filter /
+//    content_policy_violation: content fallback; other 4xx: give up, the answer is the client's.
+//  - x-should-retry: true makes any failure retryable; false stops retries of this deployment.
+//  - transport: connect failures and TLS failures fail over; resets and timeouts retry.
+Outcome Classify(const AttemptResult& result, std::chrono::system_clock::time_point now);
+
+}  // namespace switchyard::policy

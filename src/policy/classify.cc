@@ -103,7 +103,7 @@ Outcome Classify(const AttemptResult& r, std::chrono::system_clock::time_point n
     outcome.retry_after = ParseRetryAfter(r.retry_after_ms, r.retry_after, now);
     // x-should-retry overrides the status (both Stainless SDKs honour it the same way).
     if (r.should_retry == "true" && outcome.action == Action::kGiveUp) {
-        outcome.action = Action::kRetry;
+        outcome = {Action::kRetry, ErrorClass::kRetryableClient, outcome.retry_after};
     } else if (r.should_retry == "false" && outcome.action == Action::kRetry) {
         outcome.action = Action::kFailOver;
     }

@@ -39,7 +39,8 @@ struct AttemptResult {
 //  - 408, 409: retry.
 //  - 400 context_length_exceeded / "prompt is too long": context fallback; content_filter /
 //    content_policy_violation: content fallback; other 4xx: give up, the answer is the client's.
-//  - x-should-retry: true makes any failure retryable; false stops retries of this deployment.
+//  - x-should-retry: true makes a give-up retryable (class retryable_client); false stops
+//    retries of this deployment.
 //  - transport: connect failures and TLS failures fail over; resets and timeouts retry.
 Outcome Classify(const AttemptResult& result, std::chrono::system_clock::time_point now);
 

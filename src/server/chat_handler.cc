@@ -420,8 +420,9 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
                     }
                     milliseconds delay =
                         backoff.Delay(same_target_retries++, draw(), outcome.retry_after);
-                    delay = std::max(delay, std::chrono::ceil<milliseconds>(
-                                                health.AvailableAt(deployment.index) - after));
+                    if (const auto at = health.AvailableAt(deployment.index); at > after) {
+                        delay = std::max(delay, std::chrono::ceil<milliseconds>(at - after));
+                    }
                     if (after + delay > journey.deadline) {
                         next_stage = true;  // a wait that would overrun the deadline is not started
                         break;

@@ -67,6 +67,7 @@ void Stats::Record(const RequestObservation& observation) {
     Assign(entry.retry_count, observation.retry_count);
     Assign(entry.user_agent, observation.user_agent);
     Assign(entry.content_type, observation.content_type);
+    entry.body.assign(observation.body.substr(0, kBodyPrefix));
 }
 
 void Stats::Reset() {
@@ -103,7 +104,9 @@ std::string Stats::ToJson() const {
         AppendHeader(out, first, "x-stainless-retry-count", entry.retry_count);
         AppendHeader(out, first, "user-agent", entry.user_agent);
         AppendHeader(out, first, "content-type", entry.content_type);
-        out += "}}";
+        out += R"(},"body":)";
+        AppendJsonString(out, entry.body);
+        out += "}";
     }
     out += "]}";
     return out;

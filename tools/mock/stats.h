@@ -22,6 +22,7 @@ struct RequestObservation final {
     std::optional<std::string_view> retry_count;  // x-stainless-retry-count
     std::optional<std::string_view> user_agent;
     std::optional<std::string_view> content_type;
+    std::string_view body;  // the request body; the log keeps its first kBodyPrefix bytes
 };
 
 // Counters of provider requests (not /mock/* calls), served at GET /mock/stats: totals by path
@@ -29,6 +30,7 @@ struct RequestObservation final {
 class Stats final {
   public:
     static constexpr std::size_t kCapacity = 10'000;
+    static constexpr std::size_t kBodyPrefix = 4096;
 
     Stats();
 
@@ -52,6 +54,7 @@ class Stats final {
         std::optional<std::string> retry_count;
         std::optional<std::string> user_agent;
         std::optional<std::string> content_type;
+        std::string body;
     };
 
     mutable std::mutex mutex_;

@@ -201,7 +201,10 @@ asio::awaitable<void> Exhausted(RequestContext& ctx, Journey& journey, const Att
         co_await WriteResponse(ctx, response);
         co_return;
     }
-    core::LocalError error{core::ErrorKind::kAllAttemptsFailed};
+    // The kind names the last failure when it had no HTTP answer (unreachable, timeout).
+    core::LocalError error{last.status == 0 && !journey.notes.empty()
+                               ? last.transport.kind
+                               : core::ErrorKind::kAllAttemptsFailed};
     error.attempts = journey.notes;
     if (journey.notes.empty()) {
         // Nothing was tried: every deployment is rate-limited beyond the deadline.

@@ -13,6 +13,7 @@ let client;
 before(async () => {
   mock = await startMock();
   gateway = await startGateway(`
+retry: {base_ms: 10, cap_ms: 50}
 models:
 ${group('gpt-4o-mini', mock.port, 'gpt-4o-mini-2024-07-18')}`);
   client = new OpenAI({ baseURL: `${gateway.base}/v1`, apiKey: 'client-key', maxRetries: 0 });
@@ -71,8 +72,19 @@ test('gateway errors surface as the SDK error classes', async () => {
       assert.equal(err.code, 'model_not_found');
       return true;
     });
-  await mock.scenario([{ match: { model: 'gpt-4o-mini-2024-07-18' }, fault: 'status=429', times: 1 }]);
+  // Switchyard retries the 429 itself; when every attempt is limited the SDK sees the 429.
+  await mock.scenario([{ match: { model: 'gpt-4o-mini-2024-07-18' }, fault: 'status=429' }]);
   await assert.rejects(
     client.chat.completions.create({ model: 'gpt-4o-mini', messages: [] }),
-    (err) => err instanceof OpenAI.RateLimitError && err.status === 429);
+    (err) => {
+      assert.ok(err instanceof OpenAI.RateLimitError, err.constructor.name);
+      assert.equal(err.status, 429);
+      assert.equal(err.error.attempts.length, 4);
+      return true;
+    });
+  await mock.scenario([{ match: { model: 'gpt-4o-mini-2024-07-18' }, fault: 'status=429', times: 1 }]);
+  const recovered = await client.chat.completions
+    .create({ model: 'gpt-4o-mini', messages: [] })
+    .withResponse();
+  assert.equal(recovered.response.headers.get('x-switchyard-attempts'), '2');
 });

@@ -13,6 +13,7 @@ before(async () => {
   const down = await closedPort();
   gateway = await startGateway(`
 server: {max_body_bytes: 2048}
+retry: {base_ms: 10, cap_ms: 50}
 timeouts: {connect_ms: 1000, first_byte_ms: 400, total_ms: 5000}
 models:
 ${group('alpha', mock.port)}${group('beta', mock.port)}${group('slow', mock.port, 'slow-headers')}  - name: down
@@ -31,7 +32,8 @@ function assertOpenAiError(res, status, { type, code, param, message }) {
   assert.match(res.headers['content-type'], /^application\/json/);
   const body = JSON.parse(res.body);
   assert.deepEqual(Object.keys(body), ['error']);
-  assert.deepEqual(Object.keys(body.error).sort(), ['code', 'message', 'param', 'type']);
+  assert.deepEqual(Object.keys(body.error).filter((k) => k !== 'attempts').sort(),
+                   ['code', 'message', 'param', 'type']);
   assert.equal(body.error.type, type);
   assert.equal(body.error.code, code);
   assert.equal(body.error.param, param ?? null);
@@ -90,16 +92,19 @@ test('an unknown path is a 404', async () => {
 
 test('an unreachable upstream is a 502', async () => {
   const res = await request(gateway.port, { body: { model: 'down', messages: [] } });
-  assertOpenAiError(res, 502, { type: 'upstream_error', code: 'upstream_unreachable',
-                                message: /refused/i });
+  const error = assertOpenAiError(res, 502, { type: 'upstream_error', code: 'upstream_unreachable',
+                                              message: /refused/i });
+  assert.equal(error.attempts.length, 1, 'a refused connect fails over, it is not retried');
+  assert.equal(error.attempts[0].error_class, 'connection');
 });
 
-test('an upstream that does not answer in time is a 504', async () => {
+test('an upstream that does not answer in time is a 504 (after one retry)', async () => {
   const started = Date.now();
   const res = await request(gateway.port, { body: { model: 'slow', messages: [] } });
-  assertOpenAiError(res, 504, { type: 'upstream_error', code: 'upstream_timeout' });
+  const error = assertOpenAiError(res, 504, { type: 'upstream_error', code: 'upstream_timeout' });
+  assert.equal(error.attempts.length, 2);
   const took = Date.now() - started;
-  assert.ok(took >= 350 && took < 2500, `504 after ${took} ms (first_byte_ms is 400)`);
+  assert.ok(took >= 750 && took < 4000, `504 after ${took} ms (first_byte_ms is 400, one retry)`);
 });
 
 test('malformed HTTP gets a 400 and the connection closes', async () => {

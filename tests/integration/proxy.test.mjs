@@ -66,12 +66,13 @@ test('a deployment without a key sends no Authorization (and the mock refuses it
   });
 });
 
-test('upstream errors pass through unchanged, with retry-after', async () => {
-  await mock.scenario([{ match: { model: 'limited' }, fault: 'status=429;retry_after=7', times: 1 }]);
+test('client errors pass through unchanged, with retry-after', async () => {
+  await mock.scenario([{ match: { model: 'limited' }, fault: 'status=422;retry_after=7', times: 1 }]);
   const res = await request(gateway.port, { body: { model: 'limited', messages: [] } });
-  assert.equal(res.status, 429);
+  assert.equal(res.status, 422);
   assert.equal(res.headers['retry-after'], '7');
-  assert.equal(JSON.parse(res.body).error.code, 'rate_limit_exceeded');
+  assert.equal(JSON.parse(res.body).error.type, 'invalid_request_error');
+  assert.ok(!('attempts' in JSON.parse(res.body).error));
   assert.equal(res.headers['x-switchyard-deployment'], 'limited-1');
   const after = await request(gateway.port, { body: { model: 'limited', messages: [] } });
   assert.equal(after.status, 200, 'the rule applied once');
@@ -134,7 +135,7 @@ test('/metrics counts requests by group, deployment and status', async () => {
     'switchyard_requests_total{route="chat",model_group="chat",deployment="chat-primary",status="200"}');
   assert.ok(ok >= 31, `chat-primary 200s: ${ok}`);
   assert.equal(metricValue(text,
-    'switchyard_requests_total{route="chat",model_group="limited",deployment="limited-1",status="429"}'), 1);
+    'switchyard_requests_total{route="chat",model_group="limited",deployment="limited-1",status="422"}'), 1);
   assert.match(text, /switchyard_request_duration_seconds_bucket\{route="chat",model_group="chat",le="\+Inf"\} \d+/);
   assert.equal(metricValue(text, 'switchyard_in_flight_requests'), 1, 'only the scrape itself');
 });

@@ -18,6 +18,7 @@ before(async () => {
     { match: { model: 'refused-stream' }, fault: 'status=503' },
   ]);
   gateway = await startGateway(`
+retry: {base_ms: 10, cap_ms: 50}
 models:
 ${group('stream', mock.port, 'plain-stream')}${group('slow', mock.port, 'slow-stream')}${group('erroring', mock.port, 'error-stream')}${group('resetting', mock.port, 'reset-stream')}${group('refused', mock.port, 'refused-stream')}`);
 });
@@ -111,10 +112,13 @@ test('a reset after the commit point becomes an error event, not a silent trunca
   assert.ok(!events.includes('[DONE]'));
 });
 
-test('a stream request refused before the stream passes the error through as JSON', async () => {
+test('a stream request refused before the stream is retried, then answered as JSON', async () => {
   const res = await request(gateway.port, { body: { model: 'refused', stream: true, messages: [] } });
   assert.equal(res.status, 503);
-  assert.equal(JSON.parse(res.body).error.code, 'server_is_overloaded');
+  assert.match(res.headers['content-type'], /^application\/json/);
+  const error = JSON.parse(res.body).error;
+  assert.equal(error.code, 'all_attempts_failed');
+  assert.ok(error.attempts.length >= 2, 'nothing was committed, so it was retried');
 });
 
 test('the gateway is healthy afterwards: nothing in flight, still serving', async () => {

@@ -67,11 +67,19 @@ std::optional<std::chrono::system_clock::time_point> Assemble(int year, int mont
     const auto h = Int(hms.substr(0, 2));
     const auto mi = Int(hms.substr(3, 2));
     const auto s = Int(hms.substr(6, 2));
-    if (!h || !mi || !s || *h > 23 || *mi > 59 || *s > 60 || day < 1 || day > 31) {
+    if (!h || !mi || !s || *h < 0 || *h > 23 || *mi < 0 || *mi > 59 || *s < 0 || *s > 60 ||
+        day < 1 || day > 31 || year < 1 || year > 9999) {
         return std::nullopt;
     }
     const long long seconds = DaysFromCivil(year, month, day) * 86400 + *h * 3600 + *mi * 60 + *s;
-    return std::chrono::system_clock::time_point(std::chrono::seconds(seconds));
+    // system_clock counts nanoseconds on common platforms (about 1677..2262): a date outside its
+    // range would wrap around into a random wait, so it is no date at all.
+    using std::chrono::duration_cast;
+    using Clock = std::chrono::system_clock;
+    constexpr long long kMin = duration_cast<std::chrono::seconds>(Clock::duration::min()).count();
+    constexpr long long kMax = duration_cast<std::chrono::seconds>(Clock::duration::max()).count();
+    if (seconds < kMin || seconds > kMax) return std::nullopt;
+    return Clock::time_point(std::chrono::seconds(seconds));
 }
 
 std::vector<std::string_view> Words(std::string_view s) {
@@ -104,7 +112,8 @@ std::optional<std::chrono::system_clock::time_point> ParseHttpDate(std::string_v
         const auto month = Month(w[1].substr(3, 3));
         const auto yy = Int(w[1].substr(7, 2));
         // Two-digit years: RFC 9110 says to read them as within 50 years of now; 1970..2069.
-        if (day && month && yy) return Assemble(*yy < 70 ? 2000 + *yy : 1900 + *yy, *month, *day, w[2]);
+        if (day && month && yy)
+            return Assemble(*yy < 70 ? 2000 + *yy : 1900 + *yy, *month, *day, w[2]);
         return std::nullopt;
     }
     // asctime: Sun Nov  6 08:49:37 1994

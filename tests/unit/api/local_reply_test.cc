@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <string>
+#include <vector>
 
 namespace switchyard::api {
 namespace {
@@ -51,6 +53,109 @@ TEST(LocalReplyTest, MapsEveryKindToStatusAndOpenAiEnvelope) {
 TEST(LocalReplyTest, CarriesTheParameter) {
     const LocalReply reply = RenderOpenAiError({ErrorKind::kModelNotFound, "no", "model"});
     EXPECT_EQ(boost::json::parse(reply.body).at("error").at("param").as_string(), "model");
+}
+
+TEST(LocalReplyTest, AllAttemptsFailedListsEachAttempt) {
+    core::LocalError error{ErrorKind::kAllAttemptsFailed, "Every deployment failed.", ""};
+    error.attempts = {
+        {"smart", "gpt-4.1@api.openai.com", 429, "rate_limited", "req_abc", 0},
+        {"smart", "backup", 0, "connection", "", 250},
+        {"cheap", "mini", 503, "overloaded", "req_def", 1'200},
+    };
+    const LocalReply reply = RenderOpenAiError(error);
+    EXPECT_EQ(reply.status, 502u) << "without an override: the kind's status";
+    const auto body = boost::json::parse(reply.body).as_object();
+    const auto& inner = body.at("error").as_object();
+    EXPECT_EQ(inner.at("type").as_string(), "upstream_error");
+    EXPECT_EQ(inner.at("code").as_string(), "all_attempts_failed");
+    const auto& attempts = inner.at("attempts").as_array();
+    ASSERT_EQ(attempts.size(), 3u);
+    const auto& first = attempts[0].as_object();
+    EXPECT_EQ(first.at("model_group").as_string(), "smart");
+    EXPECT_EQ(first.at("deployment").as_string(), "gpt-4.1@api.openai.com");
+    EXPECT_EQ(first.at("status").to_number<int>(), 429);
+    EXPECT_EQ(first.at("error_class").as_string(), "rate_limited");
+    EXPECT_EQ(first.at("upstream_request_id").as_string(), "req_abc");
+    EXPECT_EQ(first.at("wait_ms").to_number<int>(), 0);
+    const auto& second = attempts[1].as_object();
+    EXPECT_TRUE(second.at("status").is_null()) << "no HTTP answer: status null";
+    EXPECT_EQ(second.at("error_class").as_string(), "connection");
+    EXPECT_EQ(second.at("upstream_request_id").as_string(), "");
+    EXPECT_EQ(second.at("wait_ms").to_number<int>(), 250);
+    EXPECT_EQ(attempts[2].at("model_group").as_string(), "cheap");
+    EXPECT_EQ(attempts[2].at("status").to_number<int>(), 503);
+    EXPECT_EQ(attempts[2].at("wait_ms").to_number<int>(), 1'200);
+}
+
+TEST(LocalReplyTest, StatusOverrideWins) {
+    core::LocalError error{ErrorKind::kAllAttemptsFailed, "Rate limited everywhere.", ""};
+    error.status = 429;
+    error.attempts = {{"g", "d", 429, "rate_limited", "", 0}};
+    EXPECT_EQ(RenderOpenAiError(error).status, 429u);
+    error.status = 503;
+    EXPECT_EQ(RenderOpenAiError(error).status, 503u);
+    core::LocalError plain{ErrorKind::kInvalidRequest, "bad", ""};
+    plain.status = 422;
+    EXPECT_EQ(RenderOpenAiError(plain).status, 422u);
+}
+
+TEST(LocalReplyTest, NoAttemptsNoAttemptsField) {
+    const LocalReply reply = RenderOpenAiError({ErrorKind::kAllAttemptsFailed, "none", ""});
+    EXPECT_EQ(reply.status, 502u);
+    EXPECT_FALSE(boost::json::parse(reply.body).at("error").as_object().contains("attempts"));
+}
+
+TEST(LocalReplyTest, StaticCompletionJson) {
+    const std::string content = "Sorry, \"we\" are busy.\nTry again.";
+    const auto body =
+        boost::json::parse(RenderOpenAiStaticCompletion(content, 1'700'000'000, false)).as_object();
+    EXPECT_EQ(body.at("object").as_string(), "chat.completion");
+    EXPECT_FALSE(body.at("id").as_string().empty());
+    EXPECT_FALSE(body.at("model").as_string().empty());
+    EXPECT_EQ(body.at("created").to_number<long long>(), 1'700'000'000);
+    const auto& choices = body.at("choices").as_array();
+    ASSERT_EQ(choices.size(), 1u);
+    EXPECT_EQ(choices[0].at("index").to_number<int>(), 0);
+    EXPECT_EQ(choices[0].at("finish_reason").as_string(), "stop");
+    EXPECT_EQ(choices[0].at("message").at("role").as_string(), "assistant");
+    EXPECT_EQ(choices[0].at("message").at("content").as_string(), content);
+    EXPECT_EQ(body.at("usage").at("total_tokens").to_number<int>(), 0);
+}
+
+TEST(LocalReplyTest, StaticCompletionStream) {
+    const std::string content = "We are degraded \xe2\x9c\x93";
+    const std::string sse = RenderOpenAiStaticCompletion(content, 42, true);
+    ASSERT_GE(sse.size(), 14u);
+    EXPECT_EQ(sse.substr(sse.size() - 14), "data: [DONE]\n\n");
+    // Split into events.
+    std::vector<std::string> events;
+    for (std::size_t start = 0; start < sse.size();) {
+        const std::size_t end = sse.find("\n\n", start);
+        ASSERT_NE(end, std::string::npos);
+        events.push_back(sse.substr(start, end - start));
+        start = end + 2;
+    }
+    ASSERT_EQ(events.size(), 3u);
+    for (const std::string& e : events) {
+        ASSERT_EQ(e.rfind("data: ", 0), 0u) << e;
+        EXPECT_EQ(e.find('\n'), std::string::npos) << "one data line per event";
+    }
+    EXPECT_EQ(events[2], "data: [DONE]");
+    const auto first = boost::json::parse(events[0].substr(6)).as_object();
+    const auto second = boost::json::parse(events[1].substr(6)).as_object();
+    for (const auto* chunk : {&first, &second}) {
+        EXPECT_EQ(chunk->at("object").as_string(), "chat.completion.chunk");
+        EXPECT_EQ(chunk->at("created").to_number<int>(), 42);
+        ASSERT_EQ(chunk->at("choices").as_array().size(), 1u);
+    }
+    EXPECT_EQ(first.at("id"), second.at("id"));
+    const auto& c0 = first.at("choices").as_array()[0];
+    EXPECT_EQ(c0.at("delta").at("role").as_string(), "assistant");
+    EXPECT_EQ(c0.at("delta").at("content").as_string(), content);
+    EXPECT_TRUE(c0.at("finish_reason").is_null());
+    const auto& c1 = second.at("choices").as_array()[0];
+    EXPECT_TRUE(c1.at("delta").as_object().empty());
+    EXPECT_EQ(c1.at("finish_reason").as_string(), "stop");
 }
 
 }  // namespace

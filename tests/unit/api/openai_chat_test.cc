@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <boost/json.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "api/usage.h"
 #include "providers/openai_upstream.h"
@@ -61,6 +65,173 @@ TEST(OpenAiChatTest, UpstreamRequestRewritesModelOnlyWhenItDiffers) {
     EXPECT_EQ(same.Body(), body) << "unchanged model: the client's bytes go upstream as they came";
     EXPECT_EQ(same.shared, &body);
     for (const auto& [name, value] : same.headers) EXPECT_NE(name, "authorization");
+}
+
+ChatRequest Parse(std::string_view body) {
+    auto parsed = ParseOpenAiChat(body);
+    if (auto* error = std::get_if<core::LocalError>(&parsed)) {
+        ADD_FAILURE() << "unexpected error: " << error->message << " for " << body;
+        return {};
+    }
+    return std::get<ChatRequest>(std::move(parsed));
+}
+
+core::LocalError ParseError(std::string_view body) {
+    auto parsed = ParseOpenAiChat(body);
+    if (!std::holds_alternative<core::LocalError>(parsed)) {
+        ADD_FAILURE() << "expected an error for " << body;
+        return {};
+    }
+    return std::get<core::LocalError>(std::move(parsed));
+}
+
+TEST(OpenAiChatTest, ModelsWithoutModelUsesTheFirst) {
+    const ChatRequest r = Parse(R"({"models":["fast","smart"],"messages":[]})");
+    EXPECT_EQ(r.model, "fast");
+    EXPECT_EQ(r.models, (std::vector<std::string>{"fast", "smart"}));
+    EXPECT_FALSE(r.fallbacks);
+    EXPECT_TRUE(r.has_gateway_fields);
+}
+
+TEST(OpenAiChatTest, ModelWinsOverModels) {
+    const ChatRequest r = Parse(R"({"model":"smart","models":["fast"]})");
+    EXPECT_EQ(r.model, "smart");
+    EXPECT_EQ(r.models, (std::vector<std::string>{"fast"}));
+    // An empty model string falls back to the list.
+    EXPECT_EQ(Parse(R"({"model":"","models":["fast"]})").model, "fast");
+}
+
+TEST(OpenAiChatTest, ReadsFallbacks) {
+    ChatRequest r = Parse(R"({"model":"a","fallbacks":["b","c"]})");
+    ASSERT_TRUE(r.fallbacks);
+    EXPECT_EQ(*r.fallbacks, (std::vector<std::string>{"b", "c"}));
+    EXPECT_TRUE(r.has_gateway_fields);
+    EXPECT_TRUE(r.models.empty());
+
+    r = Parse(R"({"model":"a","fallbacks":[]})");
+    ASSERT_TRUE(r.fallbacks) << "an empty list is an override: no fallbacks";
+    EXPECT_TRUE(r.fallbacks->empty());
+
+    r = Parse(R"({"model":"a"})");
+    EXPECT_FALSE(r.fallbacks);
+    EXPECT_FALSE(r.has_gateway_fields);
+}
+
+TEST(OpenAiChatTest, RejectsBadGatewayFields) {
+    for (std::string_view field : {"models", "fallbacks"}) {
+        for (std::string_view value : {R"("a")", "7", "null", "{}", R"(["a",1])", R"([["a"]])",
+                                       R"([null])", R"(["a",{"model":"b"}])", "true"}) {
+            const std::string body =
+                R"({"model":"m",")" + std::string(field) + R"(":)" + std::string(value) + "}";
+            const core::LocalError e = ParseError(body);
+            EXPECT_EQ(e.kind, core::ErrorKind::kInvalidRequest) << body;
+            EXPECT_EQ(e.param, field) << body;
+            EXPECT_NE(e.message.find(field), std::string::npos) << e.message;
+        }
+    }
+}
+
+TEST(OpenAiChatTest, EmptyModelsWithoutModelIsModelNotFound) {
+    const core::LocalError e = ParseError(R"({"models":[]})");
+    EXPECT_EQ(e.kind, core::ErrorKind::kModelNotFound);
+    EXPECT_EQ(e.param, "model");
+}
+
+const std::optional<std::string> kSystem = "You are terse.";
+
+TEST(OpenAiChatTest, UpstreamBodyDropsGatewayFieldsAndReplacesTheModel) {
+    const ChatRequest r = Parse(
+        R"({"model":"group","models":["group","other"],"fallbacks":["x"],"stream":true,"n":2,"messages":[{"role":"user","content":"hi"}]})");
+    const auto sent = boost::json::parse(RenderUpstreamBody(r, "gpt-4.1", {})).as_object();
+    EXPECT_EQ(sent.at("model").as_string(), "gpt-4.1");
+    EXPECT_FALSE(sent.contains("models"));
+    EXPECT_FALSE(sent.contains("fallbacks"));
+    EXPECT_EQ(sent.at("stream").as_bool(), true);
+    EXPECT_EQ(sent.at("n").as_int64(), 2);
+    EXPECT_EQ(sent.at("messages"), r.body.at("messages"));
+}
+
+TEST(OpenAiChatTest, UpstreamBodyReplacesSystemAndDeveloperMessages) {
+    const ChatRequest r = Parse(R"({"model":"g","messages":[
+        {"role":"system","content":"old system"},
+        {"role":"user","content":"one"},
+        {"role":"developer","content":[{"type":"text","text":"old developer"}]},
+        {"role":"assistant","content":"two"},
+        {"role":"system","content":"late system"},
+        {"role":"user","content":"three"}]})");
+    const RequestOverrides overrides{&kSystem, nullptr};
+    const auto sent = boost::json::parse(RenderUpstreamBody(r, "m", overrides)).as_object();
+    const auto& messages = sent.at("messages").as_array();
+    ASSERT_EQ(messages.size(), 4u);
+    EXPECT_EQ(messages[0].at("role").as_string(), "system");
+    EXPECT_EQ(messages[0].at("content").as_string(), "You are terse.");
+    EXPECT_EQ(messages[1].at("content").as_string(), "one");
+    EXPECT_EQ(messages[2].at("role").as_string(), "assistant");
+    EXPECT_EQ(messages[2].at("content").as_string(), "two");
+    EXPECT_EQ(messages[3].at("content").as_string(), "three");
+}
+
+TEST(OpenAiChatTest, UpstreamBodyAddsTheSystemPromptWithoutOne) {
+    const ChatRequest r = Parse(R"({"model":"g","messages":[{"role":"user","content":"hi"}]})");
+    const RequestOverrides overrides{&kSystem, nullptr};
+    const auto sent = boost::json::parse(RenderUpstreamBody(r, "m", overrides)).as_object();
+    const auto& messages = sent.at("messages").as_array();
+    ASSERT_EQ(messages.size(), 2u);
+    EXPECT_EQ(messages[0].at("role").as_string(), "system");
+    EXPECT_EQ(messages[1].at("content").as_string(), "hi");
+}
+
+TEST(OpenAiChatTest, UpstreamBodyKeepsMessagesWithoutASystemPrompt) {
+    const ChatRequest r = Parse(
+        R"({"model":"g","messages":[{"role":"system","content":"keep"},{"role":"user","content":"hi"}]})");
+    const std::optional<std::string> none;
+    for (const RequestOverrides& overrides :
+         {RequestOverrides{}, RequestOverrides{&none, nullptr}}) {
+        const auto sent = boost::json::parse(RenderUpstreamBody(r, "m", overrides)).as_object();
+        EXPECT_EQ(sent.at("messages"), r.body.at("messages"));
+    }
+}
+
+TEST(OpenAiChatTest, UpstreamBodySetsParamsWithTheirJsonTypes) {
+    const ChatRequest r = Parse(
+        R"({"model":"g","temperature":1.0,"top_p":0.5,"messages":[{"role":"user","content":"hi"}]})");
+    const std::vector<std::pair<std::string, std::string>> params = {
+        {"temperature", "0.2"},
+        {"max_tokens", "256"},
+        {"logprobs", "true"},
+        {"parallel_tool_calls", "false"},
+        {"user", R"("fallback \"entry\"")"},
+        {"seed", "-7"},
+    };
+    const RequestOverrides overrides{nullptr, &params};
+    const auto sent = boost::json::parse(RenderUpstreamBody(r, "m", overrides)).as_object();
+    ASSERT_TRUE(sent.at("temperature").is_double());
+    EXPECT_DOUBLE_EQ(sent.at("temperature").as_double(), 0.2);
+    ASSERT_TRUE(sent.at("max_tokens").is_int64());
+    EXPECT_EQ(sent.at("max_tokens").as_int64(), 256);
+    EXPECT_EQ(sent.at("logprobs"), boost::json::value(true));
+    EXPECT_EQ(sent.at("parallel_tool_calls"), boost::json::value(false));
+    EXPECT_EQ(sent.at("user").as_string(), R"(fallback "entry")");
+    EXPECT_EQ(sent.at("seed").as_int64(), -7);
+    EXPECT_DOUBLE_EQ(sent.at("top_p").as_double(), 0.5) << "params not named stay as they were";
+    EXPECT_EQ(sent.at("model").as_string(), "m");
+    EXPECT_EQ(sent.at("messages").as_array().size(), 1u);
+}
+
+TEST(OpenAiChatTest, UpstreamBodyAppliesPromptAndParamsTogether) {
+    const ChatRequest r = Parse(
+        R"({"models":["a","b"],"messages":[{"role":"developer","content":"x"},{"role":"user","content":"hi"}]})");
+    const std::vector<std::pair<std::string, std::string>> params = {{"temperature", "0"}};
+    const RequestOverrides overrides{&kSystem, &params};
+    const auto sent = boost::json::parse(RenderUpstreamBody(r, "fb-model", overrides)).as_object();
+    EXPECT_EQ(sent.at("model").as_string(), "fb-model");
+    EXPECT_FALSE(sent.contains("models"));
+    EXPECT_EQ(sent.at("temperature").as_int64(), 0);
+    ASSERT_EQ(sent.at("messages").as_array().size(), 2u);
+    EXPECT_EQ(sent.at("messages").as_array()[0].at("content").as_string(), "You are terse.");
+    // The parsed request itself is not modified.
+    EXPECT_TRUE(r.body.as_object().contains("models"));
+    EXPECT_EQ(r.body.at("messages").as_array().size(), 2u);
 }
 
 TEST(UsageTest, FindsTheLastUsageObject) {

@@ -2,7 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "policy/outcome.h"
 
 namespace switchyard::config {
 namespace {
@@ -146,6 +152,278 @@ TEST(ConfigLoaderTest, DuplicateDefaultNamesGetSuffixes) {
     ASSERT_TRUE(result.problems.empty()) << AllProblems(result);
     EXPECT_EQ(result.config->models[0].deployments[0].name, "m@h:1");
     EXPECT_EQ(result.config->models[0].deployments[1].name, "m@h:1#2");
+}
+
+TEST(ConfigLoaderTest, ResilienceDefaults) {
+    const LoadResult result = LoadConfigText(
+        "models:\n  - {name: a, deployments: [{model: m, api_base: \"http://h:1\"}]}\n", "d.yaml",
+        FakeEnv({}));
+    ASSERT_TRUE(result.problems.empty()) << AllProblems(result);
+    const Config& c = *result.config;
+    const RetryConfig defaults;
+    EXPECT_EQ(c.retry.max_attempts, defaults.max_attempts);
+    EXPECT_EQ(c.retry.base, defaults.base);
+    EXPECT_EQ(c.retry.cap, defaults.cap);
+    EXPECT_EQ(c.retry.deadline, defaults.deadline);
+    EXPECT_EQ(c.retry.class_retries, defaults.class_retries);
+    EXPECT_DOUBLE_EQ(c.retry.budget_max_tokens, 100);
+    EXPECT_DOUBLE_EQ(c.retry.budget_token_ratio, 0.1);
+    EXPECT_EQ(c.degradation.mode, DegradationConfig::Mode::kError);
+    const ModelGroup& a = c.models[0];
+    EXPECT_TRUE(a.fallbacks.empty());
+    EXPECT_TRUE(a.context_window_fallbacks.empty());
+    EXPECT_TRUE(a.content_policy_fallbacks.empty());
+    EXPECT_FALSE(a.system_prompt);
+    EXPECT_TRUE(a.params.empty());
+}
+
+TEST(ConfigLoaderTest, EveryDefaultClassRetryNamesAnErrorClass) {
+    for (const auto& [name, retries] : RetryConfig{}.class_retries) {
+        bool found = false;
+        for (int c = 0; c <= static_cast<int>(policy::ErrorClass::kProtocol); ++c) {
+            found = found || policy::Name(static_cast<policy::ErrorClass>(c)) == name;
+        }
+        EXPECT_TRUE(found) << "class_retries key '" << name << "' is not a policy::ErrorClass name";
+    }
+}
+
+TEST(ConfigLoaderTest, LoadsRetryDegradationAndFallbacks) {
+    constexpr std::string_view kYaml = R"(retry:
+  max_attempts: 4
+  base_ms: 250
+  cap_ms: 8000
+  deadline_ms: 30000
+  class_retries: {rate_limited: 5, timeout: 0, connection: 1}
+  budget: {max_tokens: 20, token_ratio: 0.25}
+degradation:
+  mode: static
+  content: "We are busy; please try again shortly."
+models:
+  - name: smart
+    fallbacks: [cheap, other]
+    context_window_fallbacks: [long]
+    content_policy_fallbacks: [safe, cheap]
+    deployments:
+      - {name: s1, model: gpt-4.1, api_base: "http://h:1/v1"}
+      - {name: s2, model: gpt-4.1, api_base: "http://h:2/v1"}
+  - name: cheap
+    prompt: {system: "Answer briefly.\nNo markdown."}
+    params:
+      temperature: 0.2
+      max_tokens: 512
+      logprobs: true
+      user: fallback
+      quoted_number: "7"
+      seed: -3
+    deployments:
+      - {name: c1, model: gpt-4.1-mini, api_base: "http://h:1/v1"}
+  - name: other
+    deployments: [{name: o1, model: o, api_base: "http://h:3/v1"}]
+  - name: long
+    deployments: [{name: l1, model: l, api_base: "http://h:3/v1"}]
+  - name: safe
+    deployments: [{name: f1, model: f, api_base: "http://h:3/v1"}]
+)";
+    const LoadResult result = LoadConfigText(kYaml, "r.yaml", FakeEnv({}));
+    ASSERT_TRUE(result.problems.empty()) << AllProblems(result);
+    const Config& c = *result.config;
+    EXPECT_EQ(c.retry.max_attempts, 4);
+    EXPECT_EQ(c.retry.base.count(), 250);
+    EXPECT_EQ(c.retry.cap.count(), 8000);
+    EXPECT_EQ(c.retry.deadline.count(), 30000);
+    EXPECT_EQ(c.retry.class_retries.at("rate_limited"), 5);
+    EXPECT_EQ(c.retry.class_retries.at("timeout"), 0);
+    EXPECT_EQ(c.retry.class_retries.at("connection"), 1);
+    EXPECT_EQ(c.retry.class_retries.at("overloaded"), RetryConfig{}.class_retries.at("overloaded"))
+        << "classes not named keep their default";
+    EXPECT_DOUBLE_EQ(c.retry.budget_max_tokens, 20);
+    EXPECT_DOUBLE_EQ(c.retry.budget_token_ratio, 0.25);
+    EXPECT_EQ(c.degradation.mode, DegradationConfig::Mode::kStatic);
+    EXPECT_EQ(c.degradation.content, "We are busy; please try again shortly.");
+
+    const ModelGroup& smart = *c.FindGroup("smart");
+    EXPECT_EQ(smart.fallbacks, (std::vector<std::string>{"cheap", "other"}));
+    EXPECT_EQ(smart.context_window_fallbacks, (std::vector<std::string>{"long"}));
+    EXPECT_EQ(smart.content_policy_fallbacks, (std::vector<std::string>{"safe", "cheap"}));
+    EXPECT_FALSE(smart.system_prompt);
+
+    const ModelGroup& cheap = *c.FindGroup("cheap");
+    ASSERT_TRUE(cheap.system_prompt);
+    EXPECT_EQ(*cheap.system_prompt, "Answer briefly.\nNo markdown.");
+    const std::vector<std::pair<std::string, std::string>> params = {
+        {"temperature", "0.2"},   {"max_tokens", "512"},      {"logprobs", "true"},
+        {"user", "\"fallback\""}, {"quoted_number", "\"7\""}, {"seed", "-3"}};
+    EXPECT_EQ(cheap.params, params);
+
+    // Deployment indexes number all deployments of the config in order.
+    EXPECT_EQ(c.deployment_count, 6u);
+    std::size_t expected = 0;
+    for (const ModelGroup& g : c.models) {
+        for (const Deployment& d : g.deployments) EXPECT_EQ(d.index, expected++) << d.name;
+    }
+    EXPECT_EQ(smart.deployments[1].index, 1u);
+    EXPECT_EQ(c.FindGroup("safe")->deployments[0].index, 5u);
+}
+
+TEST(ConfigLoaderTest, ParamsAreJsonText) {
+    constexpr std::string_view kYaml = R"(models:
+  - name: a
+    params:
+      p1: 0.5
+      p2: 1e3
+      p3: -0.25
+      p4: "text \"quoted\" \\ \t"
+      p5: true
+      p6: "true"
+      p7: 12abc
+    deployments: [{model: m, api_base: "http://h:1"}]
+)";
+    const LoadResult result = LoadConfigText(kYaml, "p.yaml", FakeEnv({}));
+    ASSERT_TRUE(result.problems.empty()) << AllProblems(result);
+    const ModelGroup& a = result.config->models[0];
+    ASSERT_EQ(a.params.size(), 7u);
+    std::vector<boost::json::value> values;
+    for (const auto& [name, json] : a.params) {
+        boost::system::error_code ec;
+        values.push_back(boost::json::parse(json, ec));
+        EXPECT_FALSE(ec) << name << ": " << json << " is not JSON";
+    }
+    EXPECT_DOUBLE_EQ(values[0].as_double(), 0.5);
+    EXPECT_DOUBLE_EQ(values[1].as_double(), 1000);
+    EXPECT_DOUBLE_EQ(values[2].as_double(), -0.25);
+    EXPECT_EQ(values[3].as_string(), "text \"quoted\" \\ \t");
+    EXPECT_EQ(values[4], boost::json::value(true));
+    EXPECT_EQ(values[5].as_string(), "true") << "a quoted scalar stays a string";
+    EXPECT_EQ(values[6].as_string(), "12abc");
+}
+
+// Known bug (src/config/config_loader.cc ScalarAsJson): a YAML number spelled in a way JSON does
+// not allow is passed through as is, so the JSON text does not parse and RenderUpstreamBody
+// silently drops the parameter. Run with --gtest_also_run_disabled_tests.
+TEST(ConfigLoaderTest, DISABLED_ParamsInEveryNumberSpellingAreValidJson) {
+    constexpr std::string_view kYaml = R"(models:
+  - name: a
+    params: {p1: .5, p2: +1, p3: 1., p4: 010}
+    deployments: [{model: m, api_base: "http://h:1"}]
+)";
+    const LoadResult result = LoadConfigText(kYaml, "p.yaml", FakeEnv({}));
+    ASSERT_TRUE(result.problems.empty()) << AllProblems(result);
+    for (const auto& [name, json] : result.config->models[0].params) {
+        boost::system::error_code ec;
+        boost::json::parse(json, ec);
+        EXPECT_FALSE(ec) << name << ": " << json << " is not JSON";
+    }
+}
+
+TEST(ConfigLoaderTest, ReportsResilienceProblemsWithTheirLines) {
+    constexpr std::string_view kYaml = R"(retry:
+  max_attempts: 0
+  class_retries:
+    rate_limited: 2
+    flaky: 3
+    timeout: 99
+  budget: {max_tokens: 0, token_ratio: -1, refill: 2}
+degradation:
+  mode: cached
+models:
+  - name: a
+    params:
+      temperature: 0.2
+      model: other
+      messages: x
+      stream: true
+      stop: [x, y]
+    prompt: {system: "s", user: "u"}
+    deployments: [{model: m, api_base: "http://h:1"}]
+)";
+    const LoadResult result = LoadConfigText(kYaml, "bad.yaml", FakeEnv({}));
+    EXPECT_EQ(result.config, nullptr);
+    EXPECT_TRUE(HasProblem(result, 2, "'max_attempts' must be between 1 and 100"))
+        << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 5, "unknown error class 'flaky'")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 5, "rate_limited")) << "lists the known classes";
+    EXPECT_TRUE(HasProblem(result, 6, "'timeout' must be between 0 and 20")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 7, "'max_tokens' must be greater than 0"))
+        << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 7, "'token_ratio' must be greater than 0"))
+        << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 7, "unknown key 'refill'")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 9, "'mode' must be 'error' or 'static'")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 14, "'params' cannot set 'model'")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 15, "'params' cannot set 'messages'")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 16, "'params' cannot set 'stream'")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 17, "'params.stop' must be a scalar")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 18, "unknown key 'user'")) << AllProblems(result);
+    EXPECT_EQ(result.problems.size(), 12u) << AllProblems(result);
+}
+
+TEST(ConfigLoaderTest, StaticDegradationNeedsContent) {
+    constexpr std::string_view kYaml = R"(models:
+  - {name: a, deployments: [{model: m, api_base: "http://h:1"}]}
+degradation:
+  mode: static
+)";
+    const LoadResult result = LoadConfigText(kYaml, "s.yaml", FakeEnv({}));
+    EXPECT_EQ(result.config, nullptr);
+    EXPECT_TRUE(HasProblem(result, 4, "missing required key 'content'")) << AllProblems(result);
+    EXPECT_EQ(result.problems.size(), 1u) << AllProblems(result);
+}
+
+TEST(ConfigLoaderTest, FallbackListsMustBeListsOfNames) {
+    constexpr std::string_view kYaml = R"(models:
+  - name: a
+    fallbacks: b
+    context_window_fallbacks: [{name: b}]
+    content_policy_fallbacks: {b: 1}
+    deployments: [{model: m, api_base: "http://h:1"}]
+  - {name: b, deployments: [{model: m, api_base: "http://h:2"}]}
+)";
+    const LoadResult result = LoadConfigText(kYaml, "l.yaml", FakeEnv({}));
+    EXPECT_EQ(result.config, nullptr);
+    EXPECT_TRUE(HasProblem(result, 3, "'fallbacks' must be a list")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 4, "'context_window_fallbacks' entries must be model group"))
+        << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 5, "'content_policy_fallbacks' must be a list"))
+        << AllProblems(result);
+}
+
+constexpr std::string_view kBadFallbacks = R"(models:
+  - name: a
+    deployments: [{model: m, api_base: "http://h:1"}]
+  - name: b
+    fallbacks: [a, ghost]
+    deployments: [{model: m, api_base: "http://h:2"}]
+  - name: c
+    context_window_fallbacks: [a]
+    content_policy_fallbacks: [c]
+    deployments: [{model: m, api_base: "http://h:3"}]
+)";
+
+bool HasMessage(const LoadResult& result, std::string_view fragment) {
+    for (const auto& p : result.problems) {
+        if (p.line > 0 && p.message.find(fragment) != std::string::npos) return true;
+    }
+    return false;
+}
+
+TEST(ConfigLoaderTest, ReportsUnknownFallbackTargetsAndSelfFallback) {
+    const LoadResult result = LoadConfigText(kBadFallbacks, "f.yaml", FakeEnv({}));
+    EXPECT_EQ(result.config, nullptr);
+    EXPECT_TRUE(HasMessage(result, "model group 'b' falls back to unknown group 'ghost'"))
+        << AllProblems(result);
+    EXPECT_TRUE(HasMessage(result, "model group 'c' cannot fall back to itself"))
+        << AllProblems(result);
+    EXPECT_EQ(result.problems.size(), 2u) << AllProblems(result);
+}
+
+// Known bug (src/config/config_loader.cc NameDeployments): these problems are reported at the
+// line of the `models` list (2), not at the offending entry. Run with
+// --gtest_also_run_disabled_tests.
+TEST(ConfigLoaderTest, DISABLED_FallbackProblemsPointAtTheEntry) {
+    const LoadResult result = LoadConfigText(kBadFallbacks, "f.yaml", FakeEnv({}));
+    EXPECT_TRUE(HasProblem(result, 5, "falls back to unknown group 'ghost'"))
+        << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 9, "cannot fall back to itself")) << AllProblems(result);
 }
 
 }  // namespace

@@ -105,8 +105,8 @@ int Serve(const std::vector<std::string_view>& args) {
                                      config->retry.budget_token_ratio);
     limits::ClientBudgets client_budgets(config->retry.budget_max_tokens,
                                          config->retry.budget_token_ratio);
-    server::ServerContext context{config,  clock,  metrics, *access_log,
-                                  *tls,    health, client_budgets};
+    server::ServerContext context{config, clock,  metrics,       *access_log,
+                                  *tls,   health, client_budgets};
     auto server = std::make_unique<server::Server>(context);
     try {
         server->Listen();

@@ -94,7 +94,8 @@ std::string RenderUpstreamBody(const ChatRequest& request, std::string_view mode
         boost::json::array messages;
         messages.push_back(
             boost::json::object{{"role", "system"}, {"content", **overrides.system_prompt}});
-        if (const boost::json::value* old = object.if_contains("messages"); old && old->is_array()) {
+        if (const boost::json::value* old = object.if_contains("messages");
+            old && old->is_array()) {
             for (const auto& m : old->get_array()) {
                 const boost::json::object* message = m.if_object();
                 const boost::json::value* role = message ? message->if_contains("role") : nullptr;

@@ -3,10 +3,10 @@
 #include <boost/json/value.hpp>
 #include <optional>
 #include <string>
-#include <utility>
-#include <vector>
 #include <string_view>
+#include <utility>
 #include <variant>
+#include <vector>
 
 #include "core/error.h"
 

@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,7 +38,7 @@ enum class Provider { kOpenAi };
 
 // One concrete upstream target: provider + model + endpoint + key.
 struct Deployment {
-    std::string name;  // unique across the config; used in logs, metrics and headers
+    std::string name;       // unique across the config; used in logs, metrics and headers
     std::size_t index = 0;  // position among all deployments of the config (for shared state)
     Provider provider = Provider::kOpenAi;
     std::string model;  // the model name sent upstream
@@ -70,8 +70,8 @@ struct RetryConfig {
     Millis deadline{45'000};  // per request, every attempt and wait included
     // Retries per error class (policy::Name of the class) within one model group.
     std::map<std::string, int, std::less<>> class_retries = {
-        {"rate_limited", 3}, {"overloaded", 3}, {"server_error", 3}, {"timeout", 1},
-        {"connection", 2},   {"retryable_client", 1}};
+        {"rate_limited", 3}, {"overloaded", 3}, {"server_error", 3},
+        {"timeout", 1},      {"connection", 2}, {"retryable_client", 1}};
     double budget_max_tokens = 100;
     double budget_token_ratio = 0.1;
 };

@@ -1,8 +1,10 @@
 #include "config/config_loader.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -24,6 +26,9 @@ class Reader final {
 
     void Fail(const YAML::Node& node, std::string message) {
         const int line = node.IsDefined() && node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
+        FailAt(line, std::move(message));
+    }
+    void FailAt(int line, std::string message) {
         problems_.push_back({file_, line, std::move(message)});
     }
 
@@ -185,8 +190,9 @@ void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
 }
 
 void ReadRetry(Reader& r, const YAML::Node& node, RetryConfig& retry) {
-    if (!r.CheckMap(node, "retry",
-                    {"max_attempts", "base_ms", "cap_ms", "deadline_ms", "class_retries", "budget"})) {
+    if (!r.CheckMap(
+            node, "retry",
+            {"max_attempts", "base_ms", "cap_ms", "deadline_ms", "class_retries", "budget"})) {
         return;
     }
     r.Integer(node, "max_attempts", retry.max_attempts, 1, 100);
@@ -203,8 +209,8 @@ void ReadRetry(Reader& r, const YAML::Node& node, RetryConfig& retry) {
                     for (const auto& [k, v] : RetryConfig{}.class_retries) {
                         known += (known.empty() ? "" : ", ") + k;
                     }
-                    r.Fail(entry.first, "unknown error class '" + name + "' in class_retries (known: " +
-                                            known + ")");
+                    r.Fail(entry.first, "unknown error class '" + name +
+                                            "' in class_retries (known: " + known + ")");
                     continue;
                 }
                 r.Integer(classes, name.c_str(), it->second, 0, 20);
@@ -239,11 +245,21 @@ std::string JsonString(std::string_view text) {
     std::string out = "\"";
     for (char c : text) {
         switch (c) {
-            case '"': out += "\\\""; break;
-            case '\\': out += "\\\\"; break;
-            case '\n': out += "\\n"; break;
-            case '\r': out += "\\r"; break;
-            case '\t': out += "\\t"; break;
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\r':
+                out += "\\r";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
             default:
                 if (static_cast<unsigned char>(c) < 0x20) {
                     char escaped[8];
@@ -261,15 +277,22 @@ std::string JsonString(std::string_view text) {
 std::string ScalarAsJson(const YAML::Node& node) {
     const std::string& text = node.Scalar();
     if (node.Tag() != "!") {  // unquoted in the YAML
-        try {
-            std::size_t used = 0;
-            (void)std::stod(text, &used);
-            if (used == text.size() && text.find_first_not_of("0123456789+-.eE") == std::string::npos) {
-                return text;
-            }
-        } catch (const std::exception&) {
-        }
         if (text == "true" || text == "false" || text == "null") return text;
+        // YAML spellings such as ".5", "+1", "1." or "010" are not JSON: re-print the value.
+        try {
+            return std::to_string(node.as<long long>());
+        } catch (const YAML::Exception&) {
+        }
+        try {
+            const double value = node.as<double>();
+            if (std::isfinite(value)) {
+                std::string json = fmt::format("{}", value);
+                // Keep it a JSON float: 1e3 is 1000.0, not the integer 1000.
+                if (json.find_first_of(".e") == std::string::npos) json += ".0";
+                return json;
+            }
+        } catch (const YAML::Exception&) {
+        }
     }
     return JsonString(text);
 }
@@ -301,6 +324,7 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
         if (!r.CheckMap(entry, "model group",
                         {"name", "deployments", "fallbacks", "context_window_fallbacks",
                          "content_policy_fallbacks", "prompt", "params"})) {
+            models.push_back(std::move(group));  // keeps models[i] aligned with the YAML entries
             continue;
         }
         r.String(entry, "name", group.name, /*required=*/true);
@@ -344,31 +368,42 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
     }
 }
 
-// Names every deployment that has none, and checks that names are unique.
-void NameDeployments(Reader& r, const YAML::Node& root, Config& config) {
+// Checks that group and deployment names are unique and fallbacks name existing groups (each
+// problem at its own line), then names every deployment that has no name. models[i] is the
+// i-th entry of the YAML `models` list.
+void LinkModels(Reader& r, const YAML::Node& root, Config& config) {
+    const YAML::Node entries = root["models"];
+    auto entry_key = [&](std::size_t i, const char* key) {
+        const YAML::Node entry = entries[i];
+        const YAML::Node value = entry.IsMap() ? entry[key] : YAML::Node();
+        return value.IsDefined() ? value : entry;
+    };
     std::set<std::string> group_names;
     std::set<std::string> deployment_names;
-    for (auto& group : config.models) {
+    for (std::size_t i = 0; i < config.models.size(); ++i) {
+        const ModelGroup& group = config.models[i];
         if (!group.name.empty() && !group_names.insert(group.name).second) {
-            r.Fail(root["models"], "duplicate model group name '" + group.name + "'");
+            r.Fail(entry_key(i, "name"), "duplicate model group name '" + group.name + "'");
         }
-        for (auto& d : group.deployments) {
-            if (!d.name.empty()) {
-                if (!deployment_names.insert(d.name).second) {
-                    r.Fail(root["models"], "duplicate deployment name '" + d.name + "'");
-                }
+        for (const auto& d : group.deployments) {
+            if (!d.name.empty() && !deployment_names.insert(d.name).second) {
+                r.FailAt(d.line, "duplicate deployment name '" + d.name + "'");
             }
         }
     }
-    for (auto& group : config.models) {
-        for (const auto* list : {&group.fallbacks, &group.context_window_fallbacks,
-                                 &group.content_policy_fallbacks}) {
+    for (std::size_t i = 0; i < config.models.size(); ++i) {
+        const ModelGroup& group = config.models[i];
+        const std::pair<const char*, const std::vector<std::string>*> lists[] = {
+            {"fallbacks", &group.fallbacks},
+            {"context_window_fallbacks", &group.context_window_fallbacks},
+            {"content_policy_fallbacks", &group.content_policy_fallbacks}};
+        for (const auto& [key, list] : lists) {
             for (const std::string& target : *list) {
                 if (!group_names.contains(target)) {
-                    r.Fail(root["models"], "model group '" + group.name +
-                                               "' falls back to unknown group '" + target + "'");
+                    r.Fail(entry_key(i, key), "model group '" + group.name +
+                                                  "' falls back to unknown group '" + target + "'");
                 } else if (target == group.name) {
-                    r.Fail(root["models"],
+                    r.Fail(entry_key(i, key),
                            "model group '" + group.name + "' cannot fall back to itself");
                 }
             }
@@ -433,7 +468,7 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file, const En
     } else {
         r.Fail(root, "missing required key 'models'");
     }
-    NameDeployments(r, root, *config);
+    LinkModels(r, root, *config);
     if (result.problems.empty()) result.config = std::move(config);
     return result;
 }

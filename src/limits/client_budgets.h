@@ -15,13 +15,13 @@ namespace switchyard::limits {
 // another's. Credentials are never stored: the map is keyed by their SHA-256. Bounded: past
 // `max_clients` distinct credentials, new ones share one overflow budget. Thread-safe.
 class ClientBudgets final {
-public:
+  public:
     ClientBudgets(double max_tokens, double token_ratio, std::size_t max_clients = 100'000);
 
     // The budget of the client presenting `credential` (empty: the anonymous client).
     policy::RetryBudget& For(std::string_view credential);
 
-private:
+  private:
     using Digest = std::array<std::uint8_t, 32>;
     struct DigestHash {
         std::size_t operator()(const Digest& d) const;

@@ -30,7 +30,8 @@ ErrorFields ReadError(std::string_view body) {
     f.code = StringAt(e, "code");
     f.type = StringAt(e, "type");
     f.message = StringAt(e, "message");
-    if (const boost::json::value* details = e.if_contains("details"); details && details->is_object()) {
+    if (const boost::json::value* details = e.if_contains("details");
+        details && details->is_object()) {
         if (std::string code = StringAt(details->get_object(), "error_code"); !code.empty()) {
             f.code = std::move(code);
         }
@@ -112,33 +113,54 @@ Outcome Classify(const AttemptResult& r, std::chrono::system_clock::time_point n
 
 std::string_view Name(ErrorClass c) {
     switch (c) {
-        case ErrorClass::kNone: return "none";
-        case ErrorClass::kRateLimited: return "rate_limited";
-        case ErrorClass::kQuotaExhausted: return "quota_exhausted";
-        case ErrorClass::kOverloaded: return "overloaded";
-        case ErrorClass::kServerError: return "server_error";
-        case ErrorClass::kTimeout: return "timeout";
-        case ErrorClass::kConnection: return "connection";
-        case ErrorClass::kTls: return "tls";
-        case ErrorClass::kContextWindow: return "context_window";
-        case ErrorClass::kContentPolicy: return "content_policy";
-        case ErrorClass::kRetryableClient: return "retryable_client";
-        case ErrorClass::kBadRequest: return "bad_request";
-        case ErrorClass::kAuth: return "auth";
-        case ErrorClass::kNotFound: return "not_found";
-        case ErrorClass::kProtocol: return "protocol";
+        case ErrorClass::kNone:
+            return "none";
+        case ErrorClass::kRateLimited:
+            return "rate_limited";
+        case ErrorClass::kQuotaExhausted:
+            return "quota_exhausted";
+        case ErrorClass::kOverloaded:
+            return "overloaded";
+        case ErrorClass::kServerError:
+            return "server_error";
+        case ErrorClass::kTimeout:
+            return "timeout";
+        case ErrorClass::kConnection:
+            return "connection";
+        case ErrorClass::kTls:
+            return "tls";
+        case ErrorClass::kContextWindow:
+            return "context_window";
+        case ErrorClass::kContentPolicy:
+            return "content_policy";
+        case ErrorClass::kRetryableClient:
+            return "retryable_client";
+        case ErrorClass::kBadRequest:
+            return "bad_request";
+        case ErrorClass::kAuth:
+            return "auth";
+        case ErrorClass::kNotFound:
+            return "not_found";
+        case ErrorClass::kProtocol:
+            return "protocol";
     }
     return "unknown";
 }
 
 std::string_view Name(Action a) {
     switch (a) {
-        case Action::kSuccess: return "success";
-        case Action::kRetry: return "retry";
-        case Action::kFailOver: return "fail_over";
-        case Action::kGiveUp: return "give_up";
-        case Action::kContextFallback: return "context_fallback";
-        case Action::kContentFallback: return "content_fallback";
+        case Action::kSuccess:
+            return "success";
+        case Action::kRetry:
+            return "retry";
+        case Action::kFailOver:
+            return "fail_over";
+        case Action::kGiveUp:
+            return "give_up";
+        case Action::kContextFallback:
+            return "context_fallback";
+        case Action::kContentFallback:
+            return "content_fallback";
     }
     return "unknown";
 }

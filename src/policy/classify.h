@@ -10,12 +10,12 @@ namespace switchyard::policy {
 
 // How an attempt ended at the transport level, before any HTTP status.
 enum class Transport {
-    kOk,          // a complete HTTP response header arrived
-    kConnect,     // name resolution or connect failed
-    kTls,         // TLS handshake or certificate verification failed
-    kReset,       // the connection broke before a complete response
-    kTimeout,     // connect, first byte or total timeout
-    kProtocol,    // the upstream did not speak HTTP we understand
+    kOk,        // a complete HTTP response header arrived
+    kConnect,   // name resolution or connect failed
+    kTls,       // TLS handshake or certificate verification failed
+    kReset,     // the connection broke before a complete response
+    kTimeout,   // connect, first byte or total timeout
+    kProtocol,  // the upstream did not speak HTTP we understand
 };
 
 // One attempt's result as the classifier sees it: no sockets, just what arrived.

@@ -9,20 +9,20 @@ namespace switchyard::policy {
 // Why an attempt failed, in words shared by logs, metrics and error bodies.
 enum class ErrorClass {
     kNone,
-    kRateLimited,     // 429: a rate limit; retry-after says when
-    kQuotaExhausted,  // spend cap / no credit: this deployment cannot serve until a human acts
-    kOverloaded,      // 529, 503: the provider is busy
-    kServerError,     // 500, 502 and other 5xx
-    kTimeout,         // 504, or no (complete) answer in time
-    kConnection,      // refused, reset, unreachable before a response
-    kTls,             // handshake or certificate failure
-    kContextWindow,   // the prompt does not fit the model
-    kContentPolicy,   // refused by the provider's content filter
-    kRetryableClient, // 408, 409 (lock timeouts): the SDKs retry these
-    kBadRequest,      // 400, 413, 422: the request itself is wrong
-    kAuth,            // 401, 403
-    kNotFound,        // 404
-    kProtocol,        // not an HTTP answer we understand
+    kRateLimited,      // 429: a rate limit; retry-after says when
+    kQuotaExhausted,   // spend cap / no credit: this deployment cannot serve until a human acts
+    kOverloaded,       // 529, 503: the provider is busy
+    kServerError,      // 500, 502 and other 5xx
+    kTimeout,          // 504, or no (complete) answer in time
+    kConnection,       // refused, reset, unreachable before a response
+    kTls,              // handshake or certificate failure
+    kContextWindow,    // the prompt does not fit the model
+    kContentPolicy,    // refused by the provider's content filter
+    kRetryableClient,  // 408, 409 (lock timeouts): the SDKs retry these
+    kBadRequest,       // 400, 413, 422: the request itself is wrong
+    kAuth,             // 401, 403
+    kNotFound,         // 404
+    kProtocol,         // not an HTTP answer we understand
 };
 
 // What the attempt loop should do next with this request.

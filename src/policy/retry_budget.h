@@ -11,7 +11,7 @@ namespace switchyard::policy {
 // retries flow freely; during an outage the bucket drains and each request makes one attempt, so
 // retries can never multiply the traffic an outage sees. Thread-safe and lock-free.
 class RetryBudget final {
-public:
+  public:
     RetryBudget(double max_tokens, double token_ratio);
 
     void OnFailure();
@@ -19,7 +19,7 @@ public:
     bool CanRetry() const;
     double Tokens() const;
 
-private:
+  private:
     static constexpr std::int64_t kScale = 1000;  // tokens are kept in thousandths
     void Add(std::int64_t delta);
 

@@ -11,7 +11,8 @@ DeploymentHealth::DeploymentHealth(std::size_t deployments, double budget_max_to
 }
 
 DeploymentHealth::TimePoint DeploymentHealth::AvailableAt(std::size_t index) const {
-    return TimePoint(TimePoint::duration(entries_[index].available_at.load(std::memory_order_relaxed)));
+    return TimePoint(
+        TimePoint::duration(entries_[index].available_at.load(std::memory_order_relaxed)));
 }
 
 void DeploymentHealth::RateLimitedUntil(std::size_t index, TimePoint until) {

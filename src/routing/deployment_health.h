@@ -14,7 +14,7 @@ namespace switchyard::routing {
 // retry-after holds for all requests, not just the one that saw it) and its retry budget.
 // Indexed by config::Deployment::index. Shared by all workers; lock-free.
 class DeploymentHealth final {
-public:
+  public:
     using TimePoint = std::chrono::steady_clock::time_point;
 
     DeploymentHealth(std::size_t deployments, double budget_max_tokens, double budget_token_ratio);
@@ -28,7 +28,7 @@ public:
 
     policy::RetryBudget& Budget(std::size_t index) { return *entries_[index].budget; }
 
-private:
+  private:
     struct Entry {
         std::atomic<TimePoint::rep> available_at{TimePoint::min().time_since_epoch().count()};
         std::unique_ptr<policy::RetryBudget> budget;

@@ -105,8 +105,8 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
         overrides.system_prompt = &stage.group->system_prompt;
         overrides.params = &stage.group->params;
     }
-    const providers::UpstreamRequest upstream_request = providers::BuildOpenAiChat(
-        deployment, journey.request, journey.client_body, overrides);
+    const providers::UpstreamRequest upstream_request =
+        providers::BuildOpenAiChat(deployment, journey.request, journey.client_body, overrides);
     upstream::UpstreamCall call(ctx.worker.pool, context.clock);
     // The request's deadline bounds everything before the upstream starts answering; an answer
     // that has started (a long stream) runs to the total timeout.
@@ -135,7 +135,8 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
         co_return;
     }
     std::string body;
-    const bool read = co_await call.ReadAll(body, success ? kMaxUpstreamBody : kMaxUpstreamErrorBody);
+    const bool read =
+        co_await call.ReadAll(body, success ? kMaxUpstreamBody : kMaxUpstreamErrorBody);
     if (!read) {
         end.status = 0;
         end.transport = call.Error();
@@ -217,11 +218,12 @@ asio::awaitable<void> Exhausted(RequestContext& ctx, Journey& journey, const Att
         ctx.reply_headers.emplace_back("retry-after", std::to_string(std::max(1LL, seconds)));
     } else {
         const core::AttemptNote& final_note = journey.notes.back();
-        error.status = last.status != 0 ? last.status
+        error.status = last.status != 0                                           ? last.status
                        : last.outcome.error_class == policy::ErrorClass::kTimeout ? 504
                                                                                   : 502;
         std::string detail = last.transport.message;
-        if (last.status != 0) detail = fmt::format("HTTP {} ({})", last.status, final_note.error_class);
+        if (last.status != 0)
+            detail = fmt::format("HTTP {} ({})", last.status, final_note.error_class);
         error.message = fmt::format("All {} attempt(s) failed. Last: {}: {}", journey.notes.size(),
                                     final_note.deployment, detail);
         if (last.header) {
@@ -279,7 +281,8 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
     const config::Config& config = ctx.Config();
     ctx.record.route = "chat";
     ctx.record.bytes_in = ctx.request.body().size();
-    if (const int retry_count = HeaderInt(ctx.request, "x-stainless-retry-count"); retry_count > 0) {
+    if (const int retry_count = HeaderInt(ctx.request, "x-stainless-retry-count");
+        retry_count > 0) {
         // A client SDK retrying on top of the gateway: retries in two layers multiply load.
         ctx.record.client_retry_count = retry_count;
         context.metrics.CountClientRetry();
@@ -304,7 +307,8 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
         routing::PlanGroups(config, requested, request.fallbacks, fallbacks_enabled);
 
     milliseconds deadline_budget = config.retry.deadline;
-    if (const int override_ms = HeaderInt(ctx.request, "x-switchyard-deadline-ms"); override_ms > 0) {
+    if (const int override_ms = HeaderInt(ctx.request, "x-switchyard-deadline-ms");
+        override_ms > 0) {
         deadline_budget = std::min(milliseconds(override_ms), kMaxDeadlineOverride);
     }
     const std::string client_body = std::move(ctx.request.body());
@@ -368,7 +372,8 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
             journey.next_wait = milliseconds(0);
             const policy::Outcome& outcome = end.outcome;
             if (outcome.error_class == policy::ErrorClass::kRateLimited && outcome.retry_after) {
-                health.RateLimitedUntil(deployment.index, context.clock.Now() + *outcome.retry_after);
+                health.RateLimitedUntil(deployment.index,
+                                        context.clock.Now() + *outcome.retry_after);
             }
             switch (outcome.action) {
                 case policy::Action::kSuccess:
@@ -383,9 +388,10 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
                 case policy::Action::kContextFallback:
                 case policy::Action::kContentFallback: {
                     std::vector<routing::PlannedGroup> semantic =
-                        fallbacks_enabled ? routing::SemanticFallbacks(config, *stage.group,
-                                                                       outcome.action, stage.depth + 1)
-                                          : std::vector<routing::PlannedGroup>{};
+                        fallbacks_enabled
+                            ? routing::SemanticFallbacks(config, *stage.group, outcome.action,
+                                                         stage.depth + 1)
+                            : std::vector<routing::PlannedGroup>{};
                     if (semantic.empty()) {
                         co_await WriteUpstreamAnswer(ctx, *end.header, end.body);
                         co_return;
@@ -402,7 +408,8 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
                     target.reset();
                     break;
                 case policy::Action::kRetry: {
-                    const auto cap = config.retry.class_retries.find(policy::Name(outcome.error_class));
+                    const auto cap =
+                        config.retry.class_retries.find(policy::Name(outcome.error_class));
                     const int allowed = cap == config.retry.class_retries.end() ? 0 : cap->second;
                     if (++class_retries[outcome.error_class] > allowed) {
                         next_stage = true;

@@ -33,7 +33,8 @@ void SetServedHeaders(const RequestContext& ctx, http::fields& fields) {
     }
 }
 
-asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx, const http::response_header<>& header,
+asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
+                                          const http::response_header<>& header,
                                           std::string& body) {
     Response response{header.result(), 11};
     const std::string_view content_type = header[http::field::content_type];
@@ -107,8 +108,8 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
                                   {"type", "upstream_error"},
                                   {"param", nullptr},
                                   {"code", "stream_interrupted"}};
-        out += "data: " +
-               boost::json::serialize(boost::json::object{{"error", std::move(error)}}) + "\n\n";
+        out += "data: " + boost::json::serialize(boost::json::object{{"error", std::move(error)}}) +
+               "\n\n";
     } else {
         out.append(sse.Pending());  // an unterminated last event is still the provider's bytes
         if (!done_seen) ctx.error = "upstream stream ended without [DONE]";

@@ -13,8 +13,8 @@ void SetServedHeaders(const RequestContext& ctx, http::fields& fields);
 
 // Writes an upstream answer that was read whole (JSON success, or an error passed through):
 // its status, content type and body, retry-after passed through, the served headers added.
-asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx, const http::response_header<>& header,
-                                          std::string& body);
+asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
+                                          const http::response_header<>& header, std::string& body);
 
 // Forwards an SSE stream downstream one complete event at a time (see chat_handler.cc). The first
 // byte written is the commit point: a failure after it ends the stream with an OpenAI-format error

@@ -101,7 +101,7 @@ models:
     EXPECT_TRUE(HasProblem(result, 8, "invalid api_base")) << AllProblems(result);
     EXPECT_TRUE(HasProblem(result, 10, "needs a non-empty 'deployments'")) << AllProblems(result);
     EXPECT_TRUE(HasProblem(result, 13, "missing required key 'model'")) << AllProblems(result);
-    EXPECT_TRUE(HasProblem(result, 5, "duplicate model group name 'a'")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 11, "duplicate model group name 'a'")) << AllProblems(result);
     EXPECT_GE(result.problems.size(), 9u);
     EXPECT_EQ(result.problems[0].ToString().rfind("bad.yaml:", 0), 0u);
 }
@@ -297,10 +297,8 @@ TEST(ConfigLoaderTest, ParamsAreJsonText) {
     EXPECT_EQ(values[6].as_string(), "12abc");
 }
 
-// Known bug (src/config/config_loader.cc ScalarAsJson): a YAML number spelled in a way JSON does
-// not allow is passed through as is, so the JSON text does not parse and RenderUpstreamBody
-// silently drops the parameter. Run with --gtest_also_run_disabled_tests.
-TEST(ConfigLoaderTest, DISABLED_ParamsInEveryNumberSpellingAreValidJson) {
+// A YAML number spelled in a way JSON does not allow must still reach the provider as a number.
+TEST(ConfigLoaderTest, ParamsInEveryNumberSpellingAreValidJson) {
     constexpr std::string_view kYaml = R"(models:
   - name: a
     params: {p1: .5, p2: +1, p3: 1., p4: 010}
@@ -416,10 +414,8 @@ TEST(ConfigLoaderTest, ReportsUnknownFallbackTargetsAndSelfFallback) {
     EXPECT_EQ(result.problems.size(), 2u) << AllProblems(result);
 }
 
-// Known bug (src/config/config_loader.cc NameDeployments): these problems are reported at the
-// line of the `models` list (2), not at the offending entry. Run with
-// --gtest_also_run_disabled_tests.
-TEST(ConfigLoaderTest, DISABLED_FallbackProblemsPointAtTheEntry) {
+// Fallback problems are reported at the offending list, not at the `models` key.
+TEST(ConfigLoaderTest, FallbackProblemsPointAtTheEntry) {
     const LoadResult result = LoadConfigText(kBadFallbacks, "f.yaml", FakeEnv({}));
     EXPECT_TRUE(HasProblem(result, 5, "falls back to unknown group 'ghost'"))
         << AllProblems(result);

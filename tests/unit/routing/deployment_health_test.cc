@@ -2,55 +2,161 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
 #include <thread>
 #include <vector>
+
+#include "policy/spend_cap.h"
 
 namespace switchyard::routing {
 namespace {
 
-using std::chrono::milliseconds;
+using namespace std::chrono;
+using policy::ErrorClass;
+using BreakerState = policy::CircuitBreaker::State;
 using TimePoint = DeploymentHealth::TimePoint;
+using WallTime = DeploymentHealth::WallTime;
 
-const TimePoint kT0 = TimePoint(std::chrono::hours(1'000));
+// Injected clocks: an arbitrary steady instant and a wall-clock instant read at the same moment.
+const TimePoint kT0 = TimePoint(hours(1'000));
+const WallTime kWall0 = sys_days{2025y / March / 15} + hours(12);  // 16.5 days before April 1
+
+HealthOptions Options() {
+    HealthOptions o;
+    o.cooldown.allowed_fails = 3;
+    o.cooldown.window = seconds(60);
+    o.cooldown.cooldown = seconds(30);
+    o.breaker.consecutive_failures = 5;
+    o.breaker.failure_rate = 0.5;
+    o.breaker.minimum_calls = 20;
+    o.breaker.window = seconds(60);
+    o.breaker.open_duration = seconds(30);
+    o.breaker.half_open_probes = 1;
+    o.breaker.success_threshold = 2;
+    o.budget_max_tokens = 10;
+    o.budget_token_ratio = 0.5;
+    o.latency_alpha = 0.3;
+    return o;
+}
+
+// Only the cooldown reacts to failures (the breaker needs a million in a row).
+HealthOptions CooldownOnly(int allowed_fails) {
+    HealthOptions o = Options();
+    o.cooldown.allowed_fails = allowed_fails;
+    o.breaker.consecutive_failures = 1'000'000;
+    o.breaker.minimum_calls = 1'000'000;
+    return o;
+}
+
+// Only the breaker reacts to failures.
+HealthOptions BreakerOnly(int consecutive_failures) {
+    HealthOptions o = Options();
+    o.cooldown.allowed_fails = 1'000'000;
+    o.breaker.consecutive_failures = consecutive_failures;
+    return o;
+}
+
+// The most sensitive settings: any single failure would cool it and open the breaker.
+HealthOptions Twitchy() {
+    HealthOptions o = Options();
+    o.cooldown.allowed_fails = 0;
+    o.breaker.consecutive_failures = 1;
+    o.breaker.minimum_calls = 1;
+    return o;
+}
+
+bool Report(DeploymentHealth& health, std::size_t i, TimePoint now, ErrorClass error,
+            std::optional<milliseconds> retry_after = std::nullopt,
+            std::optional<milliseconds> ttft = std::nullopt, WallTime wall = kWall0) {
+    return health.OnOutcome(i, now, wall, error, retry_after, ttft);
+}
+
+void ExpectHealthy(const DeploymentHealth& health, std::size_t i, TimePoint now) {
+    const DeploymentSnapshot s = health.Snapshot(i, now);
+    EXPECT_TRUE(s.available);
+    EXPECT_EQ(s.state, "healthy");
+    EXPECT_EQ(s.breaker, BreakerState::kClosed);
+    EXPECT_FALSE(s.rate_limited_until);
+    EXPECT_FALSE(s.cooling_until);
+    EXPECT_FALSE(s.disabled_until);
+    EXPECT_EQ(s.disabled_reason, "");
+    EXPECT_FALSE(s.breaker_open_until);
+    EXPECT_TRUE(health.Available(i, now));
+    EXPECT_LE(health.AvailableAt(i, now), now);
+}
+
+const ErrorClass kSickClasses[] = {ErrorClass::kServerError, ErrorClass::kOverloaded,
+                                   ErrorClass::kTimeout, ErrorClass::kConnection};
+const ErrorClass kClientClasses[] = {ErrorClass::kBadRequest,    ErrorClass::kAuth,
+                                     ErrorClass::kNotFound,      ErrorClass::kContextWindow,
+                                     ErrorClass::kContentPolicy, ErrorClass::kRetryableClient};
 
 TEST(DeploymentHealthTest, EveryDeploymentStartsAvailable) {
-    const DeploymentHealth health(3, 10, 0.5);
+    const DeploymentHealth health(3, Options());
     for (std::size_t i = 0; i < 3; ++i) {
-        EXPECT_TRUE(health.Available(i, kT0)) << i;
-        EXPECT_TRUE(health.Available(i, TimePoint{})) << i;
-        EXPECT_LE(health.AvailableAt(i), TimePoint{}) << i;
+        SCOPED_TRACE(i);
+        EXPECT_TRUE(health.Available(i, TimePoint{}));
+        ExpectHealthy(health, i, kT0);
+        const DeploymentSnapshot s = health.Snapshot(i, kT0);
+        EXPECT_EQ(s.in_flight, 0);
+        EXPECT_EQ(s.ewma_ttft_ms, -1);
+        EXPECT_EQ(s.last_error_class, "");
+        EXPECT_FALSE(s.last_error_at);
+        EXPECT_DOUBLE_EQ(s.retry_budget_tokens, 10.0);
+        EXPECT_EQ(health.InFlight(i), 0);
+        EXPECT_EQ(health.EwmaTtftMs(i), -1);
     }
 }
 
 TEST(DeploymentHealthTest, RateLimitedUntilHoldsTheDeploymentBack) {
-    DeploymentHealth health(3, 10, 0.5);
+    DeploymentHealth health(3, Options());
     health.RateLimitedUntil(1, kT0 + milliseconds(5'000));
-    EXPECT_EQ(health.AvailableAt(1), kT0 + milliseconds(5'000));
+    EXPECT_EQ(health.AvailableAt(1, kT0), kT0 + milliseconds(5'000));
     EXPECT_FALSE(health.Available(1, kT0));
     EXPECT_FALSE(health.Available(1, kT0 + milliseconds(4'999)));
+    EXPECT_FALSE(health.Admit(1, kT0 + milliseconds(4'999)));
     EXPECT_TRUE(health.Available(1, kT0 + milliseconds(5'000)));
     EXPECT_TRUE(health.Available(1, kT0 + milliseconds(6'000)));
+    EXPECT_TRUE(health.Admit(1, kT0 + milliseconds(5'000)));
+    const DeploymentSnapshot s = health.Snapshot(1, kT0);
+    EXPECT_EQ(s.state, "rate_limited");
+    EXPECT_FALSE(s.available);
+    EXPECT_EQ(s.rate_limited_until, kT0 + milliseconds(5'000));
+    EXPECT_EQ(health.Snapshot(1, kT0 + milliseconds(5'000)).state, "healthy");
     // The others are not affected.
-    EXPECT_TRUE(health.Available(0, kT0));
-    EXPECT_TRUE(health.Available(2, kT0));
+    ExpectHealthy(health, 0, kT0);
+    ExpectHealthy(health, 2, kT0);
 }
 
 TEST(DeploymentHealthTest, ExtendsButNeverShortens) {
-    DeploymentHealth health(1, 10, 0.5);
+    DeploymentHealth health(1, Options());
     health.RateLimitedUntil(0, kT0 + milliseconds(5'000));
     health.RateLimitedUntil(0, kT0 + milliseconds(10'000));
-    EXPECT_EQ(health.AvailableAt(0), kT0 + milliseconds(10'000));
+    EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + milliseconds(10'000));
     health.RateLimitedUntil(0, kT0 + milliseconds(2'000));
-    EXPECT_EQ(health.AvailableAt(0), kT0 + milliseconds(10'000));
+    EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + milliseconds(10'000));
     health.RateLimitedUntil(0, kT0);
-    EXPECT_EQ(health.AvailableAt(0), kT0 + milliseconds(10'000));
+    EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + milliseconds(10'000));
     EXPECT_FALSE(health.Available(0, kT0 + milliseconds(9'999)));
+    // A 429's retry-after does the same: a shorter one does not shorten the hold.
+    Report(health, 0, kT0 + milliseconds(1'000), ErrorClass::kRateLimited, milliseconds(2'000));
+    EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + milliseconds(10'000));
+    Report(health, 0, kT0 + milliseconds(1'000), ErrorClass::kRateLimited, milliseconds(20'000));
+    EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + milliseconds(21'000));
+    // And so does Disable.
+    health.Disable(0, kT0 + hours(2), "operator");
+    health.Disable(0, kT0 + hours(1), "operator again");
+    EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + hours(2));
 }
 
 TEST(DeploymentHealthTest, ConcurrentUpdatesKeepTheLatest) {
-    DeploymentHealth health(2, 10, 0.5);
+    DeploymentHealth health(2, Options());
     std::atomic<bool> go{false};
     std::vector<std::thread> threads;
     for (int t = 0; t < 8; ++t) {
@@ -65,12 +171,15 @@ TEST(DeploymentHealthTest, ConcurrentUpdatesKeepTheLatest) {
     }
     go.store(true);
     for (auto& thread : threads) thread.join();
-    EXPECT_EQ(health.AvailableAt(0), kT0 + milliseconds(4'999 * 8 + 7));
+    EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + milliseconds(4'999 * 8 + 7));
     EXPECT_TRUE(health.Available(1, kT0));
 }
 
 TEST(DeploymentHealthTest, EachDeploymentHasItsOwnBudget) {
-    DeploymentHealth health(2, 4, 0.5);
+    HealthOptions o = Options();
+    o.budget_max_tokens = 4;
+    o.budget_token_ratio = 0.5;
+    DeploymentHealth health(2, o);
     EXPECT_NE(&health.Budget(0), &health.Budget(1));
     EXPECT_EQ(&health.Budget(0), &health.Budget(0));
     EXPECT_DOUBLE_EQ(health.Budget(0).Tokens(), 4.0);
@@ -81,6 +190,475 @@ TEST(DeploymentHealthTest, EachDeploymentHasItsOwnBudget) {
     EXPECT_DOUBLE_EQ(health.Budget(1).Tokens(), 4.0);
     health.Budget(0).OnSuccess();
     EXPECT_DOUBLE_EQ(health.Budget(0).Tokens(), 2.5);
+    EXPECT_DOUBLE_EQ(health.Snapshot(0, kT0).retry_budget_tokens, 2.5);
+    EXPECT_DOUBLE_EQ(health.Snapshot(1, kT0).retry_budget_tokens, 4.0);
+}
+
+TEST(DeploymentHealthTest, SuccessUpdatesTheLatencyAverage) {
+    DeploymentHealth health(2, Options());
+    Report(health, 0, kT0, ErrorClass::kNone, std::nullopt, milliseconds(100));
+    EXPECT_DOUBLE_EQ(health.EwmaTtftMs(0), 100.0) << "the first sample is the average";
+    Report(health, 0, kT0, ErrorClass::kNone, std::nullopt, milliseconds(200));
+    EXPECT_DOUBLE_EQ(health.EwmaTtftMs(0), 130.0);  // 0.3 * 200 + 0.7 * 100
+    Report(health, 0, kT0, ErrorClass::kNone, std::nullopt, milliseconds(50));
+    EXPECT_DOUBLE_EQ(health.EwmaTtftMs(0), 106.0);  // 0.3 * 50 + 0.7 * 130
+    // A success without a measurement and failures with one leave it alone.
+    Report(health, 0, kT0, ErrorClass::kNone);
+    Report(health, 0, kT0, ErrorClass::kServerError, std::nullopt, milliseconds(9'000));
+    Report(health, 0, kT0, ErrorClass::kBadRequest, std::nullopt, milliseconds(9'000));
+    EXPECT_DOUBLE_EQ(health.EwmaTtftMs(0), 106.0);
+    EXPECT_DOUBLE_EQ(health.Snapshot(0, kT0).ewma_ttft_ms, 106.0);
+    EXPECT_EQ(health.EwmaTtftMs(1), -1) << "per deployment";
+}
+
+TEST(DeploymentHealthTest, LatencyAlphaIsConfigurable) {
+    HealthOptions o = Options();
+    o.latency_alpha = 0.5;
+    DeploymentHealth health(1, o);
+    Report(health, 0, kT0, ErrorClass::kNone, std::nullopt, milliseconds(100));
+    Report(health, 0, kT0, ErrorClass::kNone, std::nullopt, milliseconds(300));
+    EXPECT_DOUBLE_EQ(health.EwmaTtftMs(0), 200.0);
+}
+
+TEST(DeploymentHealthTest, SuccessesKeepItClosedAndHealthy) {
+    DeploymentHealth health(1, Twitchy());
+    for (int i = 0; i < 100; ++i) {
+        ASSERT_TRUE(health.Admit(0, kT0));
+        Report(health, 0, kT0, ErrorClass::kNone);
+    }
+    ExpectHealthy(health, 0, kT0);
+    EXPECT_EQ(health.Snapshot(0, kT0).last_error_class, "") << "a success is not an error";
+}
+
+TEST(DeploymentHealthTest, ServerSideFailuresCountTowardTheCooldown) {
+    for (const ErrorClass error : kSickClasses) {
+        SCOPED_TRACE(policy::Name(error));
+        DeploymentHealth health(2, CooldownOnly(3));
+        for (int i = 0; i < 3; ++i) Report(health, 0, kT0, error);
+        EXPECT_TRUE(health.Available(0, kT0)) << "three are allowed";
+        EXPECT_FALSE(Report(health, 0, kT0 + seconds(1), error));
+        const TimePoint until = kT0 + seconds(31);
+        EXPECT_FALSE(health.Available(0, kT0 + seconds(1)));
+        EXPECT_FALSE(health.Admit(0, kT0 + seconds(1)));
+        EXPECT_EQ(health.AvailableAt(0, kT0 + seconds(1)), until);
+        const DeploymentSnapshot s = health.Snapshot(0, kT0 + seconds(1));
+        EXPECT_EQ(s.state, "cooling");
+        EXPECT_FALSE(s.available);
+        EXPECT_EQ(s.cooling_until, until);
+        EXPECT_EQ(s.breaker, BreakerState::kClosed);
+        EXPECT_EQ(s.last_error_class, policy::Name(error));
+        EXPECT_EQ(s.last_error_at, kWall0);
+        EXPECT_FALSE(health.Available(0, until - nanoseconds(1)));
+        ExpectHealthy(health, 0, until);
+        ExpectHealthy(health, 1, kT0 + seconds(1));
+    }
+}
+
+TEST(DeploymentHealthTest, ServerSideFailuresOpenTheBreaker) {
+    for (const ErrorClass error : kSickClasses) {
+        SCOPED_TRACE(policy::Name(error));
+        DeploymentHealth health(1, BreakerOnly(3));
+        Report(health, 0, kT0, error);
+        Report(health, 0, kT0, error);
+        EXPECT_TRUE(health.Available(0, kT0));
+        Report(health, 0, kT0 + seconds(2), error);
+        const TimePoint until = kT0 + seconds(32);
+        const DeploymentSnapshot s = health.Snapshot(0, kT0 + seconds(2));
+        EXPECT_EQ(s.state, "open");
+        EXPECT_FALSE(s.available);
+        EXPECT_EQ(s.breaker, BreakerState::kOpen);
+        EXPECT_EQ(s.breaker_open_until, until);
+        EXPECT_FALSE(s.cooling_until);
+        EXPECT_EQ(health.AvailableAt(0, kT0 + seconds(2)), until);
+        EXPECT_FALSE(health.Admit(0, until - nanoseconds(1)));
+        // When the open time is up it is half-open, and available for a probe.
+        const DeploymentSnapshot later = health.Snapshot(0, until);
+        EXPECT_EQ(later.state, "half_open");
+        EXPECT_EQ(later.breaker, BreakerState::kHalfOpen);
+        EXPECT_TRUE(later.available);
+        EXPECT_FALSE(later.breaker_open_until);
+        EXPECT_TRUE(health.Available(0, until));
+    }
+}
+
+TEST(DeploymentHealthTest, ClientErrorsNeverCoolOrOpenEvenAHundredTimes) {
+    for (const ErrorClass error : kClientClasses) {
+        SCOPED_TRACE(policy::Name(error));
+        DeploymentHealth health(1, Twitchy());
+        for (int i = 0; i < 100; ++i) {
+            const TimePoint t = kT0 + milliseconds(i);
+            ASSERT_TRUE(health.Admit(0, t)) << i;
+            EXPECT_FALSE(Report(health, 0, t, error, milliseconds(5'000)));
+        }
+        const TimePoint end = kT0 + milliseconds(100);
+        ExpectHealthy(health, 0, end);
+        const DeploymentSnapshot s = health.Snapshot(0, end);
+        EXPECT_EQ(s.last_error_class, policy::Name(error));
+        EXPECT_EQ(s.last_error_at, kWall0);
+        // A retry-after on a client error does not rate-limit the deployment either.
+        EXPECT_FALSE(s.rate_limited_until);
+    }
+}
+
+TEST(DeploymentHealthTest, ClientErrorsDoNotBreakAFailureStreak) {
+    DeploymentHealth health(1, BreakerOnly(3));
+    Report(health, 0, kT0, ErrorClass::kServerError);
+    Report(health, 0, kT0, ErrorClass::kServerError);
+    for (int i = 0; i < 10; ++i) Report(health, 0, kT0, ErrorClass::kBadRequest);
+    EXPECT_TRUE(health.Available(0, kT0));
+    Report(health, 0, kT0, ErrorClass::kServerError);
+    EXPECT_EQ(health.Snapshot(0, kT0).state, "open");
+}
+
+TEST(DeploymentHealthTest, RateLimitedMarksButIsNotAFailure) {
+    DeploymentHealth health(1, Twitchy());
+    EXPECT_FALSE(Report(health, 0, kT0, ErrorClass::kRateLimited, milliseconds(2'000)));
+    const DeploymentSnapshot s = health.Snapshot(0, kT0);
+    EXPECT_EQ(s.state, "rate_limited");
+    EXPECT_FALSE(s.available);
+    EXPECT_EQ(s.rate_limited_until, kT0 + milliseconds(2'000));
+    EXPECT_EQ(s.breaker, BreakerState::kClosed);
+    EXPECT_FALSE(s.cooling_until);
+    EXPECT_EQ(s.last_error_class, "rate_limited");
+    EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + milliseconds(2'000));
+    EXPECT_FALSE(health.Admit(0, kT0 + milliseconds(1'999)));
+    ExpectHealthy(health, 0, kT0 + milliseconds(2'000));
+
+    // A hundred of them, spaced out so each is admitted: never cooling, never open.
+    for (int i = 0; i < 100; ++i) {
+        const TimePoint t = kT0 + seconds(10 + i);
+        ASSERT_TRUE(health.Admit(0, t)) << i;
+        Report(health, 0, t, ErrorClass::kRateLimited, milliseconds(500));
+        ASSERT_EQ(health.Snapshot(0, t).state, "rate_limited") << i;
+    }
+    ExpectHealthy(health, 0, kT0 + seconds(200));
+}
+
+TEST(DeploymentHealthTest, RateLimitedWithoutRetryAfterDoesNotHoldItBack) {
+    DeploymentHealth health(1, Twitchy());
+    for (int i = 0; i < 100; ++i) Report(health, 0, kT0, ErrorClass::kRateLimited);
+    ExpectHealthy(health, 0, kT0);
+    EXPECT_EQ(health.Snapshot(0, kT0).last_error_class, "rate_limited");
+}
+
+TEST(DeploymentHealthTest, QuotaExhaustedDisablesUntilTheNextMonth) {
+    DeploymentHealth health(2, Twitchy());
+    const auto to_reset =
+        duration_cast<TimePoint::duration>(policy::SpendCapResetAfter(kWall0) - kWall0);
+    ASSERT_EQ(to_reset, days(16) + hours(12));
+    const TimePoint until = kT0 + to_reset;
+
+    EXPECT_TRUE(Report(health, 0, kT0, ErrorClass::kQuotaExhausted)) << "newly disabled";
+    DeploymentSnapshot s = health.Snapshot(0, kT0);
+    EXPECT_EQ(s.state, "disabled");
+    EXPECT_FALSE(s.available);
+    EXPECT_EQ(s.disabled_until, until);
+    EXPECT_EQ(s.disabled_reason, "spend cap reached");
+    EXPECT_EQ(s.last_error_class, "quota_exhausted");
+    EXPECT_EQ(s.last_error_at, kWall0);
+    EXPECT_EQ(s.breaker, BreakerState::kClosed) << "a spend cap is not a sick deployment";
+    EXPECT_FALSE(s.cooling_until);
+    EXPECT_EQ(health.AvailableAt(0, kT0), until);
+    EXPECT_FALSE(health.Available(0, until - nanoseconds(1)));
+    EXPECT_FALSE(health.Admit(0, kT0 + days(10)));
+    ExpectHealthy(health, 1, kT0);
+
+    // Another request hits it an hour later: still disabled, but not news.
+    EXPECT_FALSE(Report(health, 0, kT0 + hours(1), ErrorClass::kQuotaExhausted, std::nullopt,
+                        std::nullopt, kWall0 + hours(1)));
+    EXPECT_EQ(health.AvailableAt(0, kT0), until);
+
+    // On April 1 it serves again; hitting the cap in April is news again, until May 1.
+    EXPECT_TRUE(health.Available(0, until));
+    EXPECT_EQ(health.Snapshot(0, until).state, "healthy");
+    const WallTime april = sys_days{2025y / April / 1};
+    EXPECT_TRUE(Report(health, 0, until + hours(1), ErrorClass::kQuotaExhausted, std::nullopt,
+                       std::nullopt, april + hours(1)));
+    // Hit at April 1 01:00 (an hour after `until`): 30 days less an hour to go.
+    EXPECT_EQ(health.AvailableAt(0, until), until + days(30));
+}
+
+TEST(DeploymentHealthTest, QuotaExhaustedOnNewYearsEveLiftsOnJanuaryFirst) {
+    DeploymentHealth health(1, Options());
+    const WallTime wall = sys_days{2025y / December / 31} + hours(23) + minutes(30);
+    EXPECT_TRUE(
+        Report(health, 0, kT0, ErrorClass::kQuotaExhausted, std::nullopt, std::nullopt, wall));
+    EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + minutes(30));
+    EXPECT_EQ(health.Snapshot(0, kT0).disabled_until, kT0 + minutes(30));
+}
+
+TEST(DeploymentHealthTest, DisableAndEnable) {
+    DeploymentHealth health(2, Options());
+    health.Disable(1, kT0 + hours(1), "maintenance");
+    DeploymentSnapshot s = health.Snapshot(1, kT0);
+    EXPECT_EQ(s.state, "disabled");
+    EXPECT_EQ(s.disabled_until, kT0 + hours(1));
+    EXPECT_EQ(s.disabled_reason, "maintenance");
+    EXPECT_FALSE(health.Admit(1, kT0));
+    ExpectHealthy(health, 0, kT0);
+    health.Enable(1);
+    ExpectHealthy(health, 1, kT0);
+    EXPECT_TRUE(health.Admit(1, kT0));
+}
+
+TEST(DeploymentHealthTest, EnableClearsDisabledCooldownBreakerAndRateLimit) {
+    DeploymentHealth health(1, Twitchy());
+    Report(health, 0, kT0, ErrorClass::kServerError);  // cools and opens
+    Report(health, 0, kT0, ErrorClass::kRateLimited, minutes(5));
+    Report(health, 0, kT0, ErrorClass::kQuotaExhausted);
+    DeploymentSnapshot s = health.Snapshot(0, kT0);
+    EXPECT_EQ(s.state, "disabled");
+    EXPECT_TRUE(s.cooling_until);
+    EXPECT_TRUE(s.rate_limited_until);
+    EXPECT_EQ(s.breaker, BreakerState::kOpen);
+    EXPECT_TRUE(s.breaker_open_until);
+
+    health.Enable(0);
+    ExpectHealthy(health, 0, kT0);
+    EXPECT_TRUE(health.Admit(0, kT0));
+    // The record of the last error stays for the operator.
+    EXPECT_EQ(health.Snapshot(0, kT0).last_error_class, "quota_exhausted");
+    // And a fresh spend-cap hit is news again.
+    EXPECT_TRUE(Report(health, 0, kT0, ErrorClass::kQuotaExhausted));
+}
+
+TEST(DeploymentHealthTest, AdmitTakesTheHalfOpenProbeSlot) {
+    DeploymentHealth health(1, BreakerOnly(2));  // 1 probe, 2 successes close it
+    Report(health, 0, kT0, ErrorClass::kServerError);
+    Report(health, 0, kT0, ErrorClass::kServerError);
+    const TimePoint t = kT0 + seconds(30);
+    EXPECT_TRUE(health.Available(0, t)) << "a free probe slot counts as available";
+    EXPECT_TRUE(health.Available(0, t)) << "asking takes nothing";
+    ASSERT_TRUE(health.Admit(0, t));
+    EXPECT_FALSE(health.Admit(0, t)) << "the one probe is out";
+    EXPECT_FALSE(health.Available(0, t));
+    EXPECT_GT(health.AvailableAt(0, t), t);
+    DeploymentSnapshot s = health.Snapshot(0, t);
+    EXPECT_EQ(s.state, "half_open");
+    EXPECT_FALSE(s.available);
+
+    // A neutral outcome frees the slot without deciding anything.
+    Report(health, 0, t, ErrorClass::kBadRequest);
+    EXPECT_EQ(health.Snapshot(0, t).state, "half_open");
+    ASSERT_TRUE(health.Admit(0, t));
+    EXPECT_FALSE(health.Admit(0, t));
+    // A success frees it and counts one of two.
+    Report(health, 0, t, ErrorClass::kNone, std::nullopt, milliseconds(80));
+    EXPECT_EQ(health.Snapshot(0, t).state, "half_open");
+    ASSERT_TRUE(health.Admit(0, t));
+    EXPECT_FALSE(health.Admit(0, t));
+    Report(health, 0, t, ErrorClass::kNone);
+    ExpectHealthy(health, 0, t);
+    EXPECT_TRUE(health.Admit(0, t));
+    EXPECT_TRUE(health.Admit(0, t)) << "closed: no slots";
+}
+
+TEST(DeploymentHealthTest, AFailedProbeReopensTheBreaker) {
+    DeploymentHealth health(1, BreakerOnly(2));
+    Report(health, 0, kT0, ErrorClass::kTimeout);
+    Report(health, 0, kT0, ErrorClass::kTimeout);
+    const TimePoint t = kT0 + seconds(40);
+    ASSERT_TRUE(health.Admit(0, t));
+    Report(health, 0, t, ErrorClass::kTimeout);
+    const DeploymentSnapshot s = health.Snapshot(0, t);
+    EXPECT_EQ(s.state, "open");
+    EXPECT_EQ(s.breaker_open_until, t + seconds(30));
+    EXPECT_EQ(health.AvailableAt(0, t), t + seconds(30));
+    EXPECT_FALSE(health.Admit(0, t + seconds(29)));
+    EXPECT_TRUE(health.Admit(0, t + seconds(30)));
+}
+
+TEST(DeploymentHealthTest, SnapshotStatePrecedence) {
+    DeploymentHealth health(1, CooldownOnly(0));
+    health.RateLimitedUntil(0, kT0 + seconds(100));
+    EXPECT_EQ(health.Snapshot(0, kT0).state, "rate_limited");
+    Report(health, 0, kT0, ErrorClass::kServerError);  // cools for 30 s
+    DeploymentSnapshot s = health.Snapshot(0, kT0);
+    EXPECT_EQ(s.state, "cooling") << "cooling outranks a rate limit";
+    EXPECT_EQ(s.rate_limited_until, kT0 + seconds(100));
+    EXPECT_EQ(s.cooling_until, kT0 + seconds(30));
+    EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + seconds(100)) << "the later blocker wins";
+    health.Disable(0, kT0 + seconds(10), "operator");
+    EXPECT_EQ(health.Snapshot(0, kT0).state, "disabled") << "disabled outranks everything";
+    EXPECT_EQ(health.Snapshot(0, kT0 + seconds(10)).state, "cooling");
+    EXPECT_EQ(health.Snapshot(0, kT0 + seconds(30)).state, "rate_limited");
+    EXPECT_EQ(health.Snapshot(0, kT0 + seconds(100)).state, "healthy");
+}
+
+TEST(DeploymentHealthTest, InFlightIsPerDeployment) {
+    DeploymentHealth health(3, Options());
+    health.AddInFlight(1, 3);
+    health.AddInFlight(1, -1);
+    health.AddInFlight(2, 1);
+    EXPECT_EQ(health.InFlight(0), 0);
+    EXPECT_EQ(health.InFlight(1), 2);
+    EXPECT_EQ(health.InFlight(2), 1);
+    EXPECT_EQ(health.Snapshot(1, kT0).in_flight, 2);
+    EXPECT_TRUE(health.Available(1, kT0)) << "load does not make it unavailable";
+}
+
+TEST(DeploymentHealthTest, ConcurrentAdmitsTakeOnlyTheFreeProbeSlots) {
+    HealthOptions o = BreakerOnly(1);
+    o.breaker.half_open_probes = 3;
+    DeploymentHealth health(1, o);
+    Report(health, 0, kT0, ErrorClass::kServerError);
+    const TimePoint t = kT0 + seconds(30);
+    for (int round = 0; round < 20; ++round) {
+        std::atomic<bool> go{false};
+        std::atomic<int> admitted{0};
+        std::vector<std::thread> threads;
+        for (int k = 0; k < 8; ++k) {
+            threads.emplace_back([&] {
+                while (!go.load()) std::this_thread::yield();
+                for (int i = 0; i < 50; ++i) {
+                    if (health.Admit(0, t)) admitted.fetch_add(1);
+                }
+            });
+        }
+        go.store(true);
+        for (auto& thread : threads) thread.join();
+        ASSERT_EQ(admitted.load(), 3) << round;
+        // Free the slots without deciding, for the next round.
+        for (int i = 0; i < 3; ++i) Report(health, 0, t, ErrorClass::kBadRequest);
+    }
+}
+
+// --- Race freedom: 8 threads on one deployment, with a mix of everything. ---
+
+TEST(DeploymentHealthStressTest, EightThreadsHammerOneDeployment) {
+    HealthOptions o;
+    o.cooldown.allowed_fails = 2;
+    o.cooldown.window = milliseconds(5);
+    o.cooldown.cooldown = milliseconds(1);
+    o.breaker.consecutive_failures = 3;
+    o.breaker.failure_rate = 0.5;
+    o.breaker.minimum_calls = 10;
+    o.breaker.window = milliseconds(10);
+    o.breaker.open_duration = milliseconds(2);
+    o.breaker.half_open_probes = 2;
+    o.breaker.success_threshold = 2;
+    o.budget_max_tokens = 50;
+    o.budget_token_ratio = 0.1;
+    DeploymentHealth health(2, o);
+
+    // A logical clock every operation advances by 50 us: 200k operations cover about 10 s, enough
+    // for thousands of breaker and cooldown transitions, without ever sleeping.
+    std::atomic<std::int64_t> ticks{0};
+    const auto now = [&] { return kT0 + microseconds(50 * ticks.fetch_add(1)); };
+    const std::vector<std::string> states = {"healthy", "rate_limited", "cooling",
+                                             "open",    "half_open",    "disabled"};
+
+    constexpr int kThreads = 8;
+    constexpr int kOpsPerThread = 25'000;
+    std::atomic<bool> go{false};
+    std::atomic<int> admitted{0};
+    std::atomic<int> bad_states{0};
+    std::atomic<int> negative_in_flight{0};
+    std::atomic<int> bad_ewma{0};
+    std::atomic<int> seen[6] = {};  // snapshots per state, in the order of `states`
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            std::mt19937_64 rng(1'000 + t);
+            while (!go.load()) std::this_thread::yield();
+            for (int op = 0; op < kOpsPerThread; ++op) {
+                const auto roll = rng() % 1'000;
+                if (roll < 600) {
+                    if (!health.Admit(0, now())) continue;
+                    admitted.fetch_add(1, std::memory_order_relaxed);
+                    health.AddInFlight(0, 1);
+                    const auto kind = rng() % 1'000;
+                    const WallTime wall = kWall0 + microseconds(op);
+                    if (kind < 600) {
+                        health.OnOutcome(0, now(), wall, ErrorClass::kNone, std::nullopt,
+                                         milliseconds(10 + static_cast<int>(rng() % 490)));
+                        health.Budget(0).OnSuccess();
+                    } else if (kind < 800) {
+                        const ErrorClass sick = kSickClasses[rng() % 4];
+                        health.OnOutcome(0, now(), wall, sick, std::nullopt, std::nullopt);
+                        health.Budget(0).OnFailure();
+                    } else if (kind < 920) {
+                        const ErrorClass client = kClientClasses[rng() % 6];
+                        health.OnOutcome(0, now(), wall, client, std::nullopt, std::nullopt);
+                    } else if (kind < 998) {
+                        health.OnOutcome(0, now(), wall, ErrorClass::kRateLimited, milliseconds(1),
+                                         std::nullopt);
+                    } else {
+                        health.OnOutcome(0, now(), wall, ErrorClass::kQuotaExhausted, std::nullopt,
+                                         std::nullopt);
+                    }
+                    health.AddInFlight(0, -1);
+                } else if (roll < 850) {
+                    const DeploymentSnapshot s = health.Snapshot(0, now());
+                    const auto it = std::find(states.begin(), states.end(), s.state);
+                    if (it == states.end()) {
+                        bad_states.fetch_add(1);
+                    } else {
+                        seen[it - states.begin()].fetch_add(1, std::memory_order_relaxed);
+                    }
+                    if (s.in_flight < 0) negative_in_flight.fetch_add(1);
+                    if (s.ewma_ttft_ms != -1 && (s.ewma_ttft_ms < 10 || s.ewma_ttft_ms > 500)) {
+                        bad_ewma.fetch_add(1);
+                    }
+                } else if (roll < 930) {
+                    const TimePoint at = now();
+                    (void)health.Available(0, at);
+                    (void)health.AvailableAt(0, at);
+                    (void)health.EwmaTtftMs(0);
+                    if (health.InFlight(0) < 0) negative_in_flight.fetch_add(1);
+                    (void)health.Budget(0).CanRetry();
+                } else if (roll < 960) {
+                    health.RateLimitedUntil(0, now() + microseconds(100));
+                } else if (roll < 970) {
+                    health.Disable(0, now() + milliseconds(1), "stress");
+                } else if (roll < 980) {
+                    health.Enable(0);
+                } else {
+                    // Load from attempts that are queued elsewhere comes and goes too.
+                    health.AddInFlight(0, 2);
+                    (void)health.Snapshot(0, now());
+                    health.AddInFlight(0, -2);
+                }
+            }
+        });
+    }
+    go.store(true);
+    for (auto& thread : threads) thread.join();
+
+    // The mix reached every state, so every transition ran concurrently with every reader.
+    for (std::size_t k = 0; k < states.size(); ++k) EXPECT_GT(seen[k].load(), 0) << states[k];
+    EXPECT_GT(admitted.load(), 1'000) << "the mix must actually exercise outcomes";
+    EXPECT_EQ(bad_states.load(), 0);
+    EXPECT_EQ(negative_in_flight.load(), 0);
+    EXPECT_EQ(bad_ewma.load(), 0);
+    EXPECT_EQ(health.InFlight(0), 0);
+
+    const TimePoint end = now();
+    const DeploymentSnapshot s = health.Snapshot(0, end);
+    EXPECT_NE(std::find(states.begin(), states.end(), s.state), states.end()) << s.state;
+    EXPECT_EQ(s.in_flight, 0);
+    EXPECT_GE(s.ewma_ttft_ms, 10);
+    EXPECT_LE(s.ewma_ttft_ms, 500);
+    EXPECT_GE(s.retry_budget_tokens, 0);
+    EXPECT_LE(s.retry_budget_tokens, 50);
+    EXPECT_EQ(s.available, health.Available(0, end));
+
+    // Every admitted attempt reported back, so no probe slot leaked: once every blocker has run
+    // out (an hour later; a spend cap lasts longer) it admits again.
+    const TimePoint later = end + hours(1);
+    if (health.Snapshot(0, later).state != "disabled") {
+        EXPECT_TRUE(health.Admit(0, later)) << health.Snapshot(0, later).state;
+    }
+    health.Enable(0);
+    EXPECT_TRUE(health.Admit(0, later));
+    Report(health, 0, later, ErrorClass::kNone);
+    Report(health, 0, later, ErrorClass::kNone);
+    ExpectHealthy(health, 0, later);
+
+    // The other deployment was never touched.
+    ExpectHealthy(health, 1, end);
+    EXPECT_EQ(health.EwmaTtftMs(1), -1);
+    EXPECT_EQ(health.InFlight(1), 0);
 }
 
 }  // namespace

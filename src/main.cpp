@@ -54,6 +54,22 @@ int Check(const std::string& path) {
     return 0;
 }
 
+routing::HealthOptions HealthOptionsOf(const config::Config& config) {
+    const config::HealthConfig& h = config.health;
+    routing::HealthOptions options;
+    options.cooldown = {h.allowed_fails, h.window, h.cooldown};
+    options.breaker = {h.breaker_consecutive_failures,
+                       h.breaker_failure_rate,
+                       h.breaker_minimum_calls,
+                       h.window,
+                       h.breaker_open,
+                       h.breaker_half_open_probes,
+                       h.breaker_success_threshold};
+    options.budget_max_tokens = config.retry.budget_max_tokens;
+    options.budget_token_ratio = config.retry.budget_token_ratio;
+    return options;
+}
+
 int Serve(const std::vector<std::string_view>& args) {
     std::optional<std::string> config_path;
     std::optional<std::string> listen;
@@ -101,8 +117,7 @@ int Serve(const std::vector<std::string_view>& args) {
         fmt::print(stderr, "switchyard: {}\n", e.what());
         return 1;
     }
-    routing::DeploymentHealth health(config->deployment_count, config->retry.budget_max_tokens,
-                                     config->retry.budget_token_ratio);
+    routing::DeploymentHealth health(config->deployment_count, HealthOptionsOf(*config));
     limits::ClientBudgets client_budgets(config->retry.budget_max_tokens,
                                          config->retry.budget_token_ratio);
     server::ServerContext context{config, clock,  metrics,       *access_log,

@@ -25,6 +25,8 @@ OpenAiErrorShape ShapeOf(core::ErrorKind kind) {
             return {"invalid_request_error", "method_not_allowed"};
         case ErrorKind::kUnauthorized:
             return {"invalid_request_error", "invalid_api_key"};
+        case ErrorKind::kForbidden:
+            return {"permission_error", "admin_disabled"};
         case ErrorKind::kUpstreamUnreachable:
             return {"upstream_error", "upstream_unreachable"};
         case ErrorKind::kUpstreamTimeout:

@@ -46,8 +46,20 @@ struct Deployment {
     std::string api_base;  // as written, for display
     Secret api_key;
     double weight = 1.0;
-    std::string ca_file;  // extra trust anchors for TLS; the system store is always used too
+    std::string ca_file;      // extra trust anchors for TLS; the system store is always used too
+    double input_price = 0;   // per million input tokens, for the cheapest strategy
+    double output_price = 0;  // per million output tokens
     int line = 0;
+};
+
+// How a model group spreads requests over its deployments.
+enum class Strategy {
+    kWeighted,       // random in proportion to weight (default)
+    kPriority,       // in the order listed
+    kLeastInFlight,  // fewest attempts in flight first
+    kLowestLatency,  // lowest moving average of time to first byte first
+    kCheapest,       // lowest price first, pricier ones as fallbacks
+    kPowerOfTwo,     // of two random deployments, the one with fewer in flight
 };
 
 // What a client names in `model`. A group is also a fallback entry: model + prompt + params
@@ -55,6 +67,7 @@ struct Deployment {
 struct ModelGroup {
     std::string name;
     std::vector<Deployment> deployments;
+    Strategy strategy = Strategy::kWeighted;
     std::vector<std::string> fallbacks;                 // groups tried in order when this fails
     std::vector<std::string> context_window_fallbacks;  // when the prompt does not fit
     std::vector<std::string> content_policy_fallbacks;  // when a content filter refused it
@@ -74,6 +87,23 @@ struct RetryConfig {
         {"timeout", 1},      {"connection", 2}, {"retryable_client", 1}};
     double budget_max_tokens = 100;
     double budget_token_ratio = 0.1;
+};
+
+// Deployment health (DESIGN 1.7): a LiteLLM-style cooldown and a circuit breaker per deployment.
+struct HealthConfig {
+    int allowed_fails = 3;  // failures within window_ms before a cooldown
+    Millis window{60'000};
+    Millis cooldown{30'000};
+    int breaker_consecutive_failures = 5;
+    double breaker_failure_rate = 0.5;
+    int breaker_minimum_calls = 20;
+    Millis breaker_open{30'000};
+    int breaker_half_open_probes = 1;
+    int breaker_success_threshold = 2;
+};
+
+struct AlertConfig {
+    std::string webhook_url;  // POSTed a JSON event when a spend cap disables a deployment
 };
 
 // What a request gets when every target failed.
@@ -109,6 +139,8 @@ struct Config {
     Timeouts timeouts;
     LogConfig log;
     RetryConfig retry;
+    HealthConfig health;
+    AlertConfig alerts;
     DegradationConfig degradation;
     std::vector<ModelGroup> models;
     std::size_t deployment_count = 0;

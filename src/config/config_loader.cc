@@ -93,7 +93,8 @@ class Reader final {
         out = Millis(ms);
     }
 
-    void Number(const YAML::Node& map, const char* key, double& out, double min) {
+    // A number greater than 0 (or at least 0 with `allow_zero`).
+    void Number(const YAML::Node& map, const char* key, double& out, bool allow_zero = false) {
         const YAML::Node node = map[key];
         if (!node.IsDefined() || node.IsNull()) return;
         try {
@@ -102,7 +103,10 @@ class Reader final {
             Fail(node, std::string("'") + key + "' must be a number");
             return;
         }
-        if (!(out > min)) Fail(node, std::string("'") + key + "' must be greater than 0");
+        if (allow_zero ? !(out >= 0) : !(out > 0)) {
+            Fail(node, std::string("'") + key + "' must be " +
+                           (allow_zero ? "at least 0" : "greater than 0"));
+        }
     }
 
     // `os.environ/NAME` reads the environment; anything else is an inline value.
@@ -163,7 +167,8 @@ void ReadLog(Reader& r, const YAML::Node& node, LogConfig& log) {
 void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group, Deployment& out) {
     out.line = node.Mark().line + 1;
     if (!r.CheckMap(node, "deployment of '" + group + "'",
-                    {"name", "provider", "model", "api_base", "api_key", "weight", "ca_file"})) {
+                    {"name", "provider", "model", "api_base", "api_key", "weight", "ca_file",
+                     "input_price", "output_price"})) {
         return;
     }
     std::string provider = "openai";
@@ -182,7 +187,9 @@ void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
                "invalid api_base '" + out.api_base + "': " + error);
     }
     r.SecretValue(node, "api_key", out.api_key);
-    r.Number(node, "weight", out.weight, 0.0);
+    r.Number(node, "weight", out.weight);
+    r.Number(node, "input_price", out.input_price, /*allow_zero=*/true);
+    r.Number(node, "output_price", out.output_price, /*allow_zero=*/true);
     if (r.String(node, "ca_file", out.ca_file) && !std::ifstream(out.ca_file).good()) {
         r.Fail(node["ca_file"], "ca_file '" + out.ca_file + "' cannot be read");
     }
@@ -221,8 +228,42 @@ void ReadRetry(Reader& r, const YAML::Node& node, RetryConfig& retry) {
     }
     if (const YAML::Node budget = node["budget"]; budget.IsDefined()) {
         if (r.CheckMap(budget, "retry.budget", {"max_tokens", "token_ratio"})) {
-            r.Number(budget, "max_tokens", retry.budget_max_tokens, 0.0);
-            r.Number(budget, "token_ratio", retry.budget_token_ratio, 0.0);
+            r.Number(budget, "max_tokens", retry.budget_max_tokens);
+            r.Number(budget, "token_ratio", retry.budget_token_ratio);
+        }
+    }
+}
+
+void ReadHealth(Reader& r, const YAML::Node& node, HealthConfig& health) {
+    if (!r.CheckMap(node, "health", {"allowed_fails", "window_ms", "cooldown_ms", "breaker"})) {
+        return;
+    }
+    r.Integer(node, "allowed_fails", health.allowed_fails, 0, 1000);
+    r.Duration(node, "window_ms", health.window);
+    r.Duration(node, "cooldown_ms", health.cooldown);
+    const YAML::Node breaker = node["breaker"];
+    if (!breaker.IsDefined()) return;
+    if (!r.CheckMap(breaker, "health.breaker",
+                    {"consecutive_failures", "failure_rate", "minimum_calls", "open_ms",
+                     "half_open_probes", "success_threshold"})) {
+        return;
+    }
+    r.Integer(breaker, "consecutive_failures", health.breaker_consecutive_failures, 1, 1000);
+    r.Number(breaker, "failure_rate", health.breaker_failure_rate);
+    if (health.breaker_failure_rate > 1)
+        r.Fail(breaker["failure_rate"], "'failure_rate' must be at most 1");
+    r.Integer(breaker, "minimum_calls", health.breaker_minimum_calls, 1, 100000);
+    r.Duration(breaker, "open_ms", health.breaker_open);
+    r.Integer(breaker, "half_open_probes", health.breaker_half_open_probes, 1, 1000);
+    r.Integer(breaker, "success_threshold", health.breaker_success_threshold, 1, 1000);
+}
+
+void ReadAlerts(Reader& r, const YAML::Node& node, AlertConfig& alerts) {
+    if (!r.CheckMap(node, "alerts", {"webhook_url"})) return;
+    if (r.String(node, "webhook_url", alerts.webhook_url)) {
+        std::string error;
+        if (!core::ParseBaseUrl(alerts.webhook_url, error)) {
+            r.Fail(node["webhook_url"], "invalid webhook_url: " + error);
         }
     }
 }
@@ -322,12 +363,31 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
     for (const auto& entry : node) {
         ModelGroup group;
         if (!r.CheckMap(entry, "model group",
-                        {"name", "deployments", "fallbacks", "context_window_fallbacks",
+                        {"name", "deployments", "strategy", "fallbacks", "context_window_fallbacks",
                          "content_policy_fallbacks", "prompt", "params"})) {
             models.push_back(std::move(group));  // keeps models[i] aligned with the YAML entries
             continue;
         }
         r.String(entry, "name", group.name, /*required=*/true);
+        std::string strategy;
+        if (r.String(entry, "strategy", strategy)) {
+            static const std::pair<std::string_view, Strategy> kStrategies[] = {
+                {"weighted", Strategy::kWeighted},
+                {"priority", Strategy::kPriority},
+                {"least_in_flight", Strategy::kLeastInFlight},
+                {"lowest_latency", Strategy::kLowestLatency},
+                {"cheapest", Strategy::kCheapest},
+                {"power_of_two", Strategy::kPowerOfTwo}};
+            const auto it = std::find_if(std::begin(kStrategies), std::end(kStrategies),
+                                         [&](const auto& s) { return s.first == strategy; });
+            if (it == std::end(kStrategies)) {
+                r.Fail(entry["strategy"], "unknown strategy '" + strategy +
+                                              "' (known: weighted, priority, least_in_flight, "
+                                              "lowest_latency, cheapest, power_of_two)");
+            } else {
+                group.strategy = it->second;
+            }
+        }
         ReadGroupList(r, entry, "fallbacks", group.fallbacks);
         ReadGroupList(r, entry, "context_window_fallbacks", group.context_window_fallbacks);
         ReadGroupList(r, entry, "content_policy_fallbacks", group.content_policy_fallbacks);
@@ -454,14 +514,17 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file, const En
     }
     auto config = std::make_shared<Config>();
     Reader r(file, env, result.problems);
-    if (!r.CheckMap(root, "the top level",
-                    {"server", "timeouts", "log", "retry", "degradation", "models"})) {
+    if (!r.CheckMap(
+            root, "the top level",
+            {"server", "timeouts", "log", "retry", "health", "alerts", "degradation", "models"})) {
         return result;
     }
     if (root["server"]) ReadServer(r, root["server"], config->server);
     if (root["timeouts"]) ReadTimeouts(r, root["timeouts"], config->timeouts);
     if (root["log"]) ReadLog(r, root["log"], config->log);
     if (root["retry"]) ReadRetry(r, root["retry"], config->retry);
+    if (root["health"]) ReadHealth(r, root["health"], config->health);
+    if (root["alerts"]) ReadAlerts(r, root["alerts"], config->alerts);
     if (root["degradation"]) ReadDegradation(r, root["degradation"], config->degradation);
     if (root["models"]) {
         ReadModels(r, root["models"], config->models);

@@ -9,6 +9,8 @@ unsigned StatusOf(ErrorKind kind) {
             return 400;
         case ErrorKind::kUnauthorized:
             return 401;
+        case ErrorKind::kForbidden:
+            return 403;
         case ErrorKind::kModelNotFound:
         case ErrorKind::kRouteNotFound:
             return 404;

@@ -15,6 +15,7 @@ enum class ErrorKind {
     kMethodNotAllowed,     // known path, wrong method
     kRouteNotFound,        // unknown path
     kUnauthorized,         // missing or wrong key
+    kForbidden,            // the endpoint is switched off
     kUpstreamUnreachable,  // connect / TLS / reset before a response: 502
     kUpstreamTimeout,      // no (complete) response in time: 504
     kUpstreamProtocol,     // upstream answered something that is not HTTP we understand: 502

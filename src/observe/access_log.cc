@@ -7,6 +7,8 @@
 #include <boost/json/string.hpp>
 #include <chrono>
 
+#include "core/time_format.h"
+
 namespace switchyard::observe {
 namespace {
 
@@ -46,15 +48,12 @@ AccessLog::~AccessLog() {
 }
 
 std::string AccessLog::Format(const RequestRecord& r) {
-    const auto seconds = std::chrono::time_point_cast<std::chrono::seconds>(r.start);
-    const auto millis =
-        std::chrono::duration_cast<std::chrono::milliseconds>(r.start - seconds).count();
     std::string line = fmt::format(
-        "{{\"time\":\"{:%FT%T}.{:03}Z\",\"method\":{},\"path\":{},\"route\":\"{}\",\"model_group\":"
+        "{{\"time\":\"{}\",\"method\":{},\"path\":{},\"route\":\"{}\",\"model_group\":"
         "{},"
         "\"deployment\":{},\"status\":{},\"latency_ms\":{:.3f},\"upstream_request_id\":{},"
         "\"bytes_in\":{},\"bytes_out\":{},\"stream\":{}",
-        seconds, millis, Quote(r.method), Quote(r.path), r.route, Quote(r.model_group),
+        core::Rfc3339(r.start), Quote(r.method), Quote(r.path), r.route, Quote(r.model_group),
         Quote(r.deployment), r.status, r.latency_seconds * 1000.0, Quote(r.upstream_request_id),
         r.bytes_in, r.bytes_out, r.stream);
     if (r.input_tokens >= 0) {

@@ -1,27 +1,194 @@
 #include "routing/deployment_health.h"
 
-namespace switchyard::routing {
+#include <algorithm>
 
-DeploymentHealth::DeploymentHealth(std::size_t deployments, double budget_max_tokens,
-                                   double budget_token_ratio)
-    : entries_(deployments) {
-    for (Entry& e : entries_) {
-        e.budget = std::make_unique<policy::RetryBudget>(budget_max_tokens, budget_token_ratio);
+#include "policy/spend_cap.h"
+
+namespace switchyard::routing {
+namespace {
+
+using policy::ErrorClass;
+
+enum class Effect { kSuccess, kFailure, kNeutral };
+
+Effect EffectOf(ErrorClass error) {
+    switch (error) {
+        case ErrorClass::kNone:
+            return Effect::kSuccess;
+        case ErrorClass::kOverloaded:
+        case ErrorClass::kServerError:
+        case ErrorClass::kTimeout:
+        case ErrorClass::kConnection:
+        case ErrorClass::kTls:
+        case ErrorClass::kProtocol:
+            return Effect::kFailure;
+        case ErrorClass::kRateLimited:
+        case ErrorClass::kQuotaExhausted:
+        case ErrorClass::kContextWindow:
+        case ErrorClass::kContentPolicy:
+        case ErrorClass::kRetryableClient:
+        case ErrorClass::kBadRequest:
+        case ErrorClass::kAuth:
+        case ErrorClass::kNotFound:
+            return Effect::kNeutral;
+    }
+    return Effect::kNeutral;
+}
+
+}  // namespace
+
+DeploymentHealth::Entry::Entry(const HealthOptions& options)
+    : cooldown(options.cooldown),
+      breaker(options.breaker),
+      budget(std::make_unique<policy::RetryBudget>(options.budget_max_tokens,
+                                                   options.budget_token_ratio)) {}
+
+DeploymentHealth::DeploymentHealth(std::size_t deployments, HealthOptions options)
+    : options_(options) {
+    for (std::size_t i = 0; i < deployments; ++i) {
+        entries_.push_back(std::make_unique<Entry>(options_));
     }
 }
 
-DeploymentHealth::TimePoint DeploymentHealth::AvailableAt(std::size_t index) const {
-    return TimePoint(
-        TimePoint::duration(entries_[index].available_at.load(std::memory_order_relaxed)));
+DeploymentHealth::TimePoint DeploymentHealth::BlockedUntil(const Entry& e, TimePoint now) {
+    TimePoint until = std::max({e.rate_limited_until, e.disabled_until, e.cooldown.CoolingUntil()});
+    if (!e.breaker.WouldAllow(now)) {
+        // Open: until its open time is up. Half-open with every probe out: soon; poll shortly.
+        const TimePoint open_until = e.breaker.OpenUntil();
+        until =
+            std::max(until, open_until > now ? open_until : now + std::chrono::milliseconds(50));
+    }
+    return until;
+}
+
+bool DeploymentHealth::Available(std::size_t index, TimePoint now) const {
+    const Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    return BlockedUntil(e, now) <= now;
+}
+
+DeploymentHealth::TimePoint DeploymentHealth::AvailableAt(std::size_t index, TimePoint now) const {
+    const Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    return BlockedUntil(e, now);
+}
+
+bool DeploymentHealth::Admit(std::size_t index, TimePoint now) {
+    Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    if (std::max({e.rate_limited_until, e.disabled_until, e.cooldown.CoolingUntil()}) > now) {
+        return false;
+    }
+    return e.breaker.Allow(now);
+}
+
+bool DeploymentHealth::OnOutcome(std::size_t index, TimePoint now, WallTime wall_now,
+                                 ErrorClass error,
+                                 std::optional<std::chrono::milliseconds> retry_after,
+                                 std::optional<std::chrono::milliseconds> time_to_first_byte) {
+    Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    if (error != ErrorClass::kNone) {
+        e.last_error_class = std::string(policy::Name(error));
+        e.last_error_at = wall_now;
+    }
+    switch (EffectOf(error)) {
+        case Effect::kSuccess:
+            e.breaker.OnSuccess(now);
+            if (time_to_first_byte) {
+                const double sample = static_cast<double>(time_to_first_byte->count());
+                e.ewma_ttft_ms = e.ewma_ttft_ms < 0
+                                     ? sample
+                                     : options_.latency_alpha * sample +
+                                           (1 - options_.latency_alpha) * e.ewma_ttft_ms;
+            }
+            break;
+        case Effect::kFailure:
+            e.breaker.OnFailure(now);
+            e.cooldown.OnFailure(now);
+            break;
+        case Effect::kNeutral:
+            e.breaker.OnNeutral(now);
+            break;
+    }
+    if (error == ErrorClass::kRateLimited && retry_after) {
+        e.rate_limited_until = std::max(e.rate_limited_until, now + *retry_after);
+    }
+    if (error == ErrorClass::kQuotaExhausted) {
+        const bool newly = e.disabled_until <= now;
+        const auto reset = policy::SpendCapResetAfter(wall_now);
+        e.disabled_until =
+            std::max(e.disabled_until,
+                     now + std::chrono::duration_cast<TimePoint::duration>(reset - wall_now));
+        e.disabled_reason = "spend cap reached";
+        return newly;
+    }
+    return false;
 }
 
 void DeploymentHealth::RateLimitedUntil(std::size_t index, TimePoint until) {
-    auto& slot = entries_[index].available_at;
-    TimePoint::rep current = slot.load(std::memory_order_relaxed);
-    const TimePoint::rep wanted = until.time_since_epoch().count();
-    while (current < wanted &&
-           !slot.compare_exchange_weak(current, wanted, std::memory_order_relaxed)) {
+    Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    e.rate_limited_until = std::max(e.rate_limited_until, until);
+}
+
+void DeploymentHealth::Disable(std::size_t index, TimePoint until, std::string reason) {
+    Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    e.disabled_until = std::max(e.disabled_until, until);
+    e.disabled_reason = std::move(reason);
+}
+
+void DeploymentHealth::Enable(std::size_t index) {
+    Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    e.disabled_until = {};
+    e.disabled_reason.clear();
+    e.rate_limited_until = {};
+    e.cooldown.Reset();
+    e.breaker.Reset();
+}
+
+void DeploymentHealth::AddInFlight(std::size_t index, int delta) {
+    entries_[index]->in_flight.fetch_add(delta, std::memory_order_relaxed);
+}
+
+int DeploymentHealth::InFlight(std::size_t index) const {
+    return entries_[index]->in_flight.load(std::memory_order_relaxed);
+}
+
+double DeploymentHealth::EwmaTtftMs(std::size_t index) const {
+    const Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    return e.ewma_ttft_ms;
+}
+
+DeploymentSnapshot DeploymentHealth::Snapshot(std::size_t index, TimePoint now) const {
+    const Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    DeploymentSnapshot s;
+    s.available = BlockedUntil(e, now) <= now;
+    s.breaker = e.breaker.StateAt(now);
+    if (e.rate_limited_until > now) s.rate_limited_until = e.rate_limited_until;
+    if (e.cooldown.Cooling(now)) s.cooling_until = e.cooldown.CoolingUntil();
+    if (e.disabled_until > now) {
+        s.disabled_until = e.disabled_until;
+        s.disabled_reason = e.disabled_reason;
     }
+    if (s.breaker == policy::CircuitBreaker::State::kOpen)
+        s.breaker_open_until = e.breaker.OpenUntil();
+    s.state = s.disabled_until                                        ? "disabled"
+              : s.breaker == policy::CircuitBreaker::State::kOpen     ? "open"
+              : s.cooling_until                                       ? "cooling"
+              : s.rate_limited_until                                  ? "rate_limited"
+              : s.breaker == policy::CircuitBreaker::State::kHalfOpen ? "half_open"
+                                                                      : "healthy";
+    s.in_flight = e.in_flight.load(std::memory_order_relaxed);
+    s.ewma_ttft_ms = e.ewma_ttft_ms;
+    s.last_error_class = e.last_error_class;
+    s.last_error_at = e.last_error_at;
+    s.retry_budget_tokens = e.budget->Tokens();
+    return s;
 }
 
 }  // namespace switchyard::routing

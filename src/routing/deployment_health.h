@@ -4,36 +4,107 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "policy/circuit_breaker.h"
+#include "policy/outcome.h"
 #include "policy/retry_budget.h"
 
 namespace switchyard::routing {
 
-// What every request knows about every deployment: until when it is rate-limited (a 429 with
-// retry-after holds for all requests, not just the one that saw it) and its retry budget.
-// Indexed by config::Deployment::index. Shared by all workers; lock-free.
+// Options for every deployment's health state.
+struct HealthOptions {
+    policy::Cooldown::Options cooldown;
+    policy::CircuitBreaker::Options breaker;
+    double budget_max_tokens = 100;
+    double budget_token_ratio = 0.1;
+    double latency_alpha = 0.3;  // EWMA weight of the newest time to first byte
+};
+
+// One deployment's health as /status and the strategies see it.
+struct DeploymentSnapshot {
+    using TimePoint = std::chrono::steady_clock::time_point;
+    bool available = true;
+    std::string state;  // healthy, rate_limited, cooling, open, half_open, disabled
+    std::optional<TimePoint> rate_limited_until;
+    std::optional<TimePoint> cooling_until;
+    std::optional<TimePoint> disabled_until;
+    std::string disabled_reason;
+    policy::CircuitBreaker::State breaker = policy::CircuitBreaker::State::kClosed;
+    std::optional<TimePoint> breaker_open_until;
+    int in_flight = 0;
+    double ewma_ttft_ms = -1;  // -1: no measurement yet
+    std::string last_error_class;
+    std::optional<std::chrono::system_clock::time_point> last_error_at;
+    double retry_budget_tokens = 0;
+};
+
+// What every request knows about every deployment (DESIGN 1.7): until when it is rate-limited (a
+// 429 with retry-after holds for every request), its cooldown, its circuit breaker, whether a
+// spend cap disabled it, how many attempts are in flight, its latency, and its retry budget.
+// Indexed by config::Deployment::index. Shared by all workers: each deployment has its own mutex,
+// never held across I/O, so there is no global lock and no race between requests flipping a
+// breaker.
 class DeploymentHealth final {
   public:
     using TimePoint = std::chrono::steady_clock::time_point;
+    using WallTime = std::chrono::system_clock::time_point;
 
-    DeploymentHealth(std::size_t deployments, double budget_max_tokens, double budget_token_ratio);
+    DeploymentHealth(std::size_t deployments, HealthOptions options);
 
-    // The first instant the deployment may be tried again; in the past when it may be now.
-    TimePoint AvailableAt(std::size_t index) const;
-    bool Available(std::size_t index, TimePoint now) const { return AvailableAt(index) <= now; }
+    // May an attempt go there now? No side effects (a half-open breaker with a free probe slot
+    // counts as available).
+    bool Available(std::size_t index, TimePoint now) const;
+    // The first instant it may be tried again (now or earlier when available).
+    TimePoint AvailableAt(std::size_t index, TimePoint now) const;
+    // Admits an attempt, taking a half-open probe slot when needed. False: choose another.
+    bool Admit(std::size_t index, TimePoint now);
+
+    // Records the outcome of an admitted attempt. Rate limits mark the deployment until
+    // retry-after (not sick); server errors, timeouts and connection failures count toward the
+    // cooldown and the breaker; client errors, context-window and content-policy refusals count
+    // for nothing. A spend cap disables it until the provider's reset; returns true when this
+    // outcome newly disabled it (the caller alerts).
+    bool OnOutcome(std::size_t index, TimePoint now, WallTime wall_now, policy::ErrorClass error,
+                   std::optional<std::chrono::milliseconds> retry_after,
+                   std::optional<std::chrono::milliseconds> time_to_first_byte);
 
     // Not tried again before `until` by any request. Extends, never shortens.
     void RateLimitedUntil(std::size_t index, TimePoint until);
+    void Disable(std::size_t index, TimePoint until, std::string reason);
+    // An operator's re-enable: clears the disabled mark, the cooldown and the breaker.
+    void Enable(std::size_t index);
 
-    policy::RetryBudget& Budget(std::size_t index) { return *entries_[index].budget; }
+    void AddInFlight(std::size_t index, int delta);
+    int InFlight(std::size_t index) const;
+    double EwmaTtftMs(std::size_t index) const;  // -1 before the first measurement
+
+    DeploymentSnapshot Snapshot(std::size_t index, TimePoint now) const;
+    policy::RetryBudget& Budget(std::size_t index) { return *entries_[index]->budget; }
 
   private:
     struct Entry {
-        std::atomic<TimePoint::rep> available_at{TimePoint::min().time_since_epoch().count()};
+        explicit Entry(const HealthOptions& options);
+        mutable std::mutex mutex;
+        TimePoint rate_limited_until{};
+        TimePoint disabled_until{};
+        std::string disabled_reason;
+        policy::Cooldown cooldown;
+        policy::CircuitBreaker breaker;
+        double ewma_ttft_ms = -1;
+        std::string last_error_class;
+        std::optional<WallTime> last_error_at;
+        std::atomic<int> in_flight{0};
         std::unique_ptr<policy::RetryBudget> budget;
     };
-    std::vector<Entry> entries_;
+    // Blockers at `now` for a locked entry.
+    static TimePoint BlockedUntil(const Entry& e, TimePoint now);
+
+    HealthOptions options_;
+    std::vector<std::unique_ptr<Entry>> entries_;
 };
 
 }  // namespace switchyard::routing

@@ -1,7 +1,10 @@
 #include "server/admin_handlers.h"
 
+#include <openssl/crypto.h>
+
 #include <boost/json.hpp>
 
+#include "core/time_format.h"
 #include "server/http_io.h"
 
 namespace switchyard::server {
@@ -27,6 +30,104 @@ asio::awaitable<void> ServeHealth(RequestContext& ctx, bool readiness) {
     }
     std::string body = R"({"status":"ok"})";
     co_await WriteBody(ctx, std::move(body), "application/json");
+}
+
+namespace {
+
+// The master key check of admin endpoints: `Authorization: Bearer KEY` or `x-api-key: KEY`,
+// compared in constant time. Empty error: allowed.
+std::optional<core::LocalError> CheckMasterKey(const RequestContext& ctx) {
+    const config::Secret& master = ctx.Config().server.master_key;
+    if (master.Empty()) {
+        return core::LocalError{core::ErrorKind::kForbidden,
+                                "Admin endpoints are disabled: set server.master_key."};
+    }
+    std::string_view presented;
+    if (const auto it = ctx.request.find(http::field::authorization); it != ctx.request.end()) {
+        presented = it->value();
+        if (presented.starts_with("Bearer ")) presented.remove_prefix(7);
+    } else if (const auto key = ctx.request.find("x-api-key"); key != ctx.request.end()) {
+        presented = key->value();
+    }
+    const std::string& expected = master.Reveal();
+    if (presented.size() != expected.size() ||
+        CRYPTO_memcmp(presented.data(), expected.data(), expected.size()) != 0) {
+        return core::LocalError{core::ErrorKind::kUnauthorized,
+                                "Admin endpoints need the master key."};
+    }
+    return std::nullopt;
+}
+
+boost::json::value TimeOrNull(const std::optional<std::chrono::steady_clock::time_point>& at,
+                              std::chrono::steady_clock::time_point now,
+                              std::chrono::system_clock::time_point wall_now) {
+    if (!at) return nullptr;
+    const auto wall =
+        wall_now + std::chrono::duration_cast<std::chrono::system_clock::duration>(*at - now);
+    return boost::json::string(core::Rfc3339(wall));
+}
+
+}  // namespace
+
+asio::awaitable<void> ServeStatus(RequestContext& ctx) {
+    ctx.record.route = "status";
+    if (const auto denied = CheckMasterKey(ctx)) {
+        co_await WriteLocalError(ctx, *denied);
+        co_return;
+    }
+    const auto now = ctx.Context().clock.Now();
+    const auto wall_now = ctx.Context().clock.WallNow();
+    boost::json::array deployments;
+    for (const auto& group : ctx.Config().models) {
+        for (const auto& d : group.deployments) {
+            const routing::DeploymentSnapshot s = ctx.Context().health.Snapshot(d.index, now);
+            boost::json::object o{
+                {"name", d.name},
+                {"model_group", group.name},
+                {"model", d.model},
+                {"state", s.state},
+                {"available", s.available},
+                {"rate_limited_until", TimeOrNull(s.rate_limited_until, now, wall_now)},
+                {"cooling_until", TimeOrNull(s.cooling_until, now, wall_now)},
+                {"breaker", policy::Name(s.breaker)},
+                {"breaker_open_until", TimeOrNull(s.breaker_open_until, now, wall_now)},
+                {"disabled_until", TimeOrNull(s.disabled_until, now, wall_now)},
+                {"disabled_reason", s.disabled_reason},
+                {"in_flight", s.in_flight},
+                {"retry_budget_tokens", s.retry_budget_tokens},
+                {"last_error_class", s.last_error_class}};
+            o["ewma_ttft_ms"] = s.ewma_ttft_ms < 0 ? boost::json::value(nullptr)
+                                                   : boost::json::value(s.ewma_ttft_ms);
+            o["last_error_at"] =
+                s.last_error_at
+                    ? boost::json::value(boost::json::string(core::Rfc3339(*s.last_error_at)))
+                    : boost::json::value(nullptr);
+            deployments.push_back(std::move(o));
+        }
+    }
+    std::string body = boost::json::serialize(boost::json::object{
+        {"time", core::Rfc3339(wall_now)}, {"deployments", std::move(deployments)}});
+    co_await WriteBody(ctx, std::move(body), "application/json");
+}
+
+asio::awaitable<void> ServeEnable(RequestContext& ctx, std::string_view name) {
+    ctx.record.route = "admin";
+    if (const auto denied = CheckMasterKey(ctx)) {
+        co_await WriteLocalError(ctx, *denied);
+        co_return;
+    }
+    for (const auto& group : ctx.Config().models) {
+        for (const auto& d : group.deployments) {
+            if (d.name != name) continue;
+            ctx.Context().health.Enable(d.index);
+            std::string body = boost::json::serialize(boost::json::object{{"enabled", d.name}});
+            co_await WriteBody(ctx, std::move(body), "application/json");
+            co_return;
+        }
+    }
+    const core::LocalError error{core::ErrorKind::kRouteNotFound,
+                                 "No deployment named '" + std::string(name) + "'."};
+    co_await WriteLocalError(ctx, error);
 }
 
 asio::awaitable<void> ServeMetrics(RequestContext& ctx) {

@@ -13,4 +13,12 @@ asio::awaitable<void> ServeHealth(RequestContext& ctx, bool readiness);
 // GET /metrics: Prometheus text format.
 asio::awaitable<void> ServeMetrics(RequestContext& ctx);
 
+// GET /status (master key): every deployment's health — rate-limited, cooling, breaker and
+// disabled states with their end times, in-flight attempts, latency, last error, retry budget.
+asio::awaitable<void> ServeStatus(RequestContext& ctx);
+
+// POST /admin/deployments/{name}/enable (master key): an operator re-enables a deployment that
+// a spend cap disabled (also clears its cooldown, breaker and rate limit).
+asio::awaitable<void> ServeEnable(RequestContext& ctx, std::string_view name);
+
 }  // namespace switchyard::server

@@ -3,19 +3,24 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <boost/json.hpp>
 #include <charconv>
+#include <functional>
 #include <random>
 
 #include "api/local_reply.h"
 #include "api/openai_chat.h"
+#include "core/time_format.h"
 #include "policy/backoff.h"
 #include "policy/classify.h"
+#include "policy/spend_cap.h"
 #include "providers/openai_upstream.h"
 #include "routing/fallback_plan.h"
-#include "routing/weighted_pick.h"
+#include "routing/strategy.h"
 #include "server/http_io.h"
 #include "server/relay.h"
 #include "upstream/upstream_call.h"
+#include "upstream/webhook.h"
 
 namespace switchyard::server {
 namespace {
@@ -74,6 +79,7 @@ struct AttemptEnd {
     std::optional<http::response_header<>> header;
     std::string body;            // an upstream error body
     core::LocalError transport;  // what went wrong when there was no HTTP answer
+    std::optional<milliseconds> time_to_first_byte;
 };
 
 // The request's journey through the fallback chain.
@@ -117,6 +123,7 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
                                                     std::min(config.timeouts.first_byte, remaining),
                                                     now + config.timeouts.total};
     const bool started = co_await call.Start(deployment, upstream_request, timeouts);
+    end.time_to_first_byte = std::chrono::duration_cast<milliseconds>(context.clock.Now() - now);
     if (!started) {
         end.transport = call.Error();
         end.outcome = policy::Classify({TransportOf(call.FailureKind())}, context.clock.WallNow());
@@ -159,6 +166,25 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
     end.body = std::move(body);
 }
 
+// A spend cap disabled `deployment`: an error-level line on stderr and, when configured, a POST to
+// the alert webhook. Both off the request's way.
+void AlertDisabled(RequestContext& ctx, const config::Deployment& deployment) {
+    const auto until = policy::SpendCapResetAfter(ctx.Context().clock.WallNow());
+    const std::string event = boost::json::serialize(
+        boost::json::object{{"level", "error"},
+                            {"event", "deployment_disabled"},
+                            {"reason", "spend_cap"},
+                            {"deployment", deployment.name},
+                            {"model_group", ctx.model_group},
+                            {"disabled_until", core::Rfc3339(until)},
+                            {"upstream_request_id", ctx.upstream_request_id}});
+    fmt::print(stderr, "{}\n", event);
+    const std::string& webhook = ctx.Config().alerts.webhook_url;
+    if (!webhook.empty()) {
+        upstream::PostWebhook(ctx.stream.get_executor(), ctx.Context().tls, webhook, event);
+    }
+}
+
 // The index in `order` of the first deployment that is not excluded and may be tried now.
 std::optional<std::size_t> FirstAvailable(const std::vector<const config::Deployment*>& order,
                                           const std::vector<bool>& excluded,
@@ -181,7 +207,8 @@ asio::awaitable<void> Sleep(RequestContext& ctx, milliseconds delay) {
 // The last word when every target failed: a static degradation, or an error that lists every
 // attempt, with the status of the last upstream answer (502/504 when there was none).
 asio::awaitable<void> Exhausted(RequestContext& ctx, Journey& journey, const AttemptEnd& last,
-                                std::optional<milliseconds> rate_limited_for) {
+                                std::optional<milliseconds> rate_limited_for,
+                                bool all_rate_limited) {
     const config::DegradationConfig& degradation = ctx.Config().degradation;
     if (degradation.mode == config::DegradationConfig::Mode::kStatic) {
         const long long created = std::chrono::duration_cast<std::chrono::seconds>(
@@ -208,12 +235,14 @@ asio::awaitable<void> Exhausted(RequestContext& ctx, Journey& journey, const Att
                                : core::ErrorKind::kAllAttemptsFailed};
     error.attempts = journey.notes;
     if (journey.notes.empty()) {
-        // Nothing was tried: every deployment is rate-limited beyond the deadline.
-        error.status = 429;
+        // Nothing was tried: every deployment is unavailable beyond the deadline.
+        error.status = all_rate_limited ? 429 : 503;
         const long long seconds = rate_limited_for ? (rate_limited_for->count() + 999) / 1000 : 1;
         error.message = fmt::format(
-            "Every deployment of the requested model is rate-limited for at least {} s; "
-            "no attempt fits the request's deadline.",
+            "Every deployment of the requested model is {} for at least {} s; no attempt fits "
+            "the request's deadline.",
+            all_rate_limited ? "rate-limited"
+                             : "unavailable (cooling down, circuit open or disabled)",
             seconds);
         ctx.reply_headers.emplace_back("retry-after", std::to_string(std::max(1LL, seconds)));
     } else {
@@ -316,15 +345,16 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
                     context.client_budgets.For(ClientCredential(ctx.request))};
     const policy::Backoff backoff{config.retry.base, config.retry.cap};
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    auto draw = [&] { return uniform(ctx.worker.rng); };
+    const std::function<double()> draw = [&] { return uniform(ctx.worker.rng); };
     routing::DeploymentHealth& health = context.health;
 
     AttemptEnd last;
     std::optional<milliseconds> rate_limited_for;
+    bool all_rate_limited = true;  // every blocked deployment was blocked by a rate limit
     for (std::size_t stage_index = 0; stage_index < stages.size(); ++stage_index) {
         const routing::PlannedGroup stage = stages[stage_index];
         const std::vector<const config::Deployment*> order =
-            routing::WeightedOrder(*stage.group, draw);
+            routing::OrderDeployments(*stage.group, health, draw);
         std::vector<bool> excluded(order.size(), false);
         std::map<policy::ErrorClass, int> class_retries;
         int same_target_retries = 0;
@@ -335,14 +365,20 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
             if (ctx.record.attempts >= config.retry.max_attempts || now >= journey.deadline) break;
             if (!target) target = FirstAvailable(order, excluded, health, now);
             if (!target) {
-                // Every deployment left is rate-limited: wait for the soonest if that fits.
+                // Every deployment left is blocked. A rate limit lifts at a known instant: wait
+                // for the soonest if that fits the deadline. Cooling, open and disabled ones fail
+                // fast (that is their point): fall through to the fallbacks.
                 std::optional<Clock::time_point> soonest;
                 for (std::size_t i = 0; i < order.size(); ++i) {
                     if (excluded[i]) continue;
-                    const auto at = health.AvailableAt(order[i]->index);
+                    if (health.Snapshot(order[i]->index, now).state != "rate_limited") {
+                        all_rate_limited = false;
+                        continue;
+                    }
+                    const auto at = health.AvailableAt(order[i]->index, now);
                     if (!soonest || at < *soonest) soonest = at;
                 }
-                if (!soonest) break;  // all excluded
+                if (!soonest) break;  // nothing that is worth waiting for
                 const auto wait = std::chrono::ceil<milliseconds>(*soonest - now);
                 if (now + wait > journey.deadline) {
                     rate_limited_for = std::max(rate_limited_for.value_or(wait), wait);
@@ -353,8 +389,20 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
                 continue;
             }
             const config::Deployment& deployment = *order[*target];
+            if (!health.Admit(deployment.index, now)) {
+                // Another request took the last half-open probe slot: look elsewhere.
+                excluded[*target] = true;
+                target.reset();
+                continue;
+            }
             AttemptEnd end;
+            health.AddInFlight(deployment.index, 1);
             co_await RunAttempt(ctx, journey, deployment, stage, end);
+            health.AddInFlight(deployment.index, -1);
+            const bool disabled = health.OnOutcome(deployment.index, context.clock.Now(),
+                                                   context.clock.WallNow(), end.outcome.error_class,
+                                                   end.outcome.retry_after, end.time_to_first_byte);
+            if (disabled) AlertDisabled(ctx, deployment);
             policy::RetryBudget& deployment_budget = health.Budget(deployment.index);
             context.metrics.CountAttempt(ctx.worker.index, deployment.name,
                                          policy::Name(end.outcome.error_class));
@@ -371,10 +419,6 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
                                      ctx.upstream_request_id, journey.next_wait.count()});
             journey.next_wait = milliseconds(0);
             const policy::Outcome& outcome = end.outcome;
-            if (outcome.error_class == policy::ErrorClass::kRateLimited && outcome.retry_after) {
-                health.RateLimitedUntil(deployment.index,
-                                        context.clock.Now() + *outcome.retry_after);
-            }
             switch (outcome.action) {
                 case policy::Action::kSuccess:
                 case policy::Action::kGiveUp:
@@ -408,29 +452,28 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
                     target.reset();
                     break;
                 case policy::Action::kRetry: {
-                    const auto cap =
-                        config.retry.class_retries.find(policy::Name(outcome.error_class));
-                    const int allowed = cap == config.retry.class_retries.end() ? 0 : cap->second;
-                    if (++class_retries[outcome.error_class] > allowed) {
-                        next_stage = true;
-                        break;
-                    }
-                    if (!journey.client_budget.CanRetry() || !deployment_budget.CanRetry()) {
-                        // Budget spent: no more retries of this target; others may still serve.
-                        excluded[*target] = true;
-                        target.reset();
-                        break;
-                    }
+                    // Move instead of waiting: another deployment that can serve now gets the
+                    // request at once; this one is done for this request.
                     std::vector<bool> others = excluded;
                     others[*target] = true;
                     const Clock::time_point after = context.clock.Now();
                     if (const auto other = FirstAvailable(order, others, health, after)) {
-                        target = other;  // move instead of waiting
+                        excluded[*target] = true;
+                        target = other;
+                        break;
+                    }
+                    // Nothing else can serve: retry this one, within its class cap and budgets.
+                    const auto cap =
+                        config.retry.class_retries.find(policy::Name(outcome.error_class));
+                    const int allowed = cap == config.retry.class_retries.end() ? 0 : cap->second;
+                    if (++class_retries[outcome.error_class] > allowed ||
+                        !journey.client_budget.CanRetry() || !deployment_budget.CanRetry()) {
+                        next_stage = true;
                         break;
                     }
                     milliseconds delay =
                         backoff.Delay(same_target_retries++, draw(), outcome.retry_after);
-                    if (const auto at = health.AvailableAt(deployment.index); at > after) {
+                    if (const auto at = health.AvailableAt(deployment.index, after); at > after) {
                         delay = std::max(delay, std::chrono::ceil<milliseconds>(at - after));
                     }
                     if (after + delay > journey.deadline) {
@@ -449,7 +492,7 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
             break;
         }
     }
-    co_await Exhausted(ctx, journey, last, rate_limited_for);
+    co_await Exhausted(ctx, journey, last, rate_limited_for, all_rate_limited);
 }
 
 }  // namespace switchyard::server

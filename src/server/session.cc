@@ -12,7 +12,7 @@ constexpr std::uint32_t kMaxRequestHeaderBytes = 64 * 1024;
 struct Route {
     std::string_view path;
     http::verb method;
-    enum Kind { kChat, kModels, kLive, kReady, kMetrics } kind;
+    enum Kind { kChat, kModels, kLive, kReady, kMetrics, kStatus } kind;
 };
 
 constexpr Route kRoutes[] = {
@@ -23,9 +23,26 @@ constexpr Route kRoutes[] = {
     {"/health/live", http::verb::get, Route::kLive},
     {"/health/ready", http::verb::get, Route::kReady},
     {"/metrics", http::verb::get, Route::kMetrics},
+    {"/status", http::verb::get, Route::kStatus},
 };
 
+// "/admin/deployments/{name}/enable" -> name.
+std::optional<std::string_view> EnablePath(std::string_view path) {
+    constexpr std::string_view kPrefix = "/admin/deployments/";
+    constexpr std::string_view kSuffix = "/enable";
+    if (!path.starts_with(kPrefix) || !path.ends_with(kSuffix)) return std::nullopt;
+    path.remove_prefix(kPrefix.size());
+    path.remove_suffix(kSuffix.size());
+    if (path.empty()) return std::nullopt;
+    return path;
+}
+
 asio::awaitable<void> Dispatch(RequestContext& ctx) {
+    if (const auto name = EnablePath(ctx.path); name && ctx.request.method() == http::verb::post) {
+        const std::string deployment(*name);
+        co_await ServeEnable(ctx, deployment);
+        co_return;
+    }
     const Route* route = nullptr;
     for (const Route& r : kRoutes) {
         if (r.path == ctx.path) route = &r;
@@ -63,6 +80,9 @@ asio::awaitable<void> Dispatch(RequestContext& ctx) {
             break;
         case Route::kMetrics:
             co_await ServeMetrics(ctx);
+            break;
+        case Route::kStatus:
+            co_await ServeStatus(ctx);
             break;
     }
 }

@@ -31,6 +31,7 @@ before(async () => {
     { match: { model: 'no-retry' }, fault: 'status=503;x_should_retry=false' },
     { match: { model: 'retry-me' }, fault: 'status=400;x_should_retry=true', times: 1 },
     { match: { model: 'conflict' }, fault: 'status=409', times: 1 },
+    { match: { model: 'prompt-primary' }, fault: 'status=503;x_should_retry=false' },
   ]);
   const p = mock.port;
   gateway = await startGateway(`
@@ -81,6 +82,9 @@ models:
     deployments: [${deployment(p, 'retry-me')}]
   - name: conflict
     deployments: [${deployment(p, 'conflict')}]
+  - name: prompted
+    deployments: [${deployment(p, 'prompt-primary')}]
+    fallbacks: [backup]
   - name: backup
     deployments: [${deployment(p, 'backup-model')}]
     prompt: {system: "You are the backup assistant."}
@@ -130,6 +134,10 @@ test('a spend limit (insufficient_quota) is never retried: straight to the fallb
   assert.equal(res.headers['x-switchyard-model-group'], 'backup');
   assert.equal(res.headers['x-switchyard-fallback-depth'], '1');
   assert.equal(res.headers['x-switchyard-attempts'], '2');
+  assert.equal((await hits('spent')).length, 1);
+  // The spend cap disabled the deployment for every request: the next one goes straight on.
+  const next = await chat('spend');
+  assert.equal(next.headers['x-switchyard-attempts'], '1');
   assert.equal((await hits('spent')).length, 1);
 });
 
@@ -242,15 +250,15 @@ test('409 is retried', async () => {
 });
 
 test('a fallback entry brings its own system prompt and parameters', async () => {
-  await chat('spend', { messages: [{ role: 'system', content: 'Original system' },
-                                   { role: 'user', content: 'Hello' }], temperature: 1 });
+  await chat('prompted', { messages: [{ role: 'system', content: 'Original system' },
+                                      { role: 'user', content: 'Hello' }], temperature: 1 });
   const sent = JSON.parse((await hits('backup-model')).at(-1).body);
   assert.equal(sent.model, 'backup-model');
   assert.deepEqual(sent.messages, [{ role: 'system', content: 'You are the backup assistant.' },
                                    { role: 'user', content: 'Hello' }]);
   assert.equal(sent.temperature, 0.2);
   assert.equal(sent.max_tokens, 64);
-  const primary = JSON.parse((await hits('spent')).at(-1).body);
+  const primary = JSON.parse((await hits('prompt-primary')).at(-1).body);
   assert.equal(primary.messages[0].content, 'Original system', 'the primary got the client prompt');
 });
 
@@ -264,8 +272,10 @@ test('per-request models list, fallbacks override and no-fallbacks switch', asyn
   res = await chat('spend', { fallbacks: ['lenient'] });
   assert.equal(res.headers['x-switchyard-model-group'], 'lenient');
 
+  // Its only deployment hit a spend cap earlier and is disabled: nothing to try, no fallbacks.
   res = await chat('spend', {}, { 'x-switchyard-no-fallbacks': '1' });
-  assert.equal(res.status, 429);
+  assert.equal(res.status, 503);
+  assert.match(JSON.parse(res.body).error.message, /unavailable/);
 
   res = await chat('spend', { fallbacks: ['nope'] });
   assert.equal(res.status, 404);
@@ -285,10 +295,15 @@ test('during a total outage the retry budget holds amplification to about one at
   await outageMock.scenario([{ match: { model: 'down' }, fault: 'status=500' }]);
   const g = await startGateway(`
 retry: {base_ms: 1, cap_ms: 2, class_retries: {server_error: 3}, budget: {max_tokens: 20, token_ratio: 0.1}}
+# The breaker and cooldown are off here so that the figure measures the retry budget alone.
+health: {allowed_fails: 1000, breaker: {consecutive_failures: 1000, minimum_calls: 100000}}
 models:
   - name: only
     deployments: [{name: down, model: down, api_base: "http://127.0.0.1:${outageMock.port}/v1"}]
-`);
+`).catch(async (error) => {
+    await outageMock.stop();
+    throw error;
+  });
   try {
     const total = 200;
     const attemptsAfter = [];

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up and runs the whole test suite: lint, then unit, integration and end-to-end
-# tests in the dev build and again with ASan + UBSan.
+# tests in the dev build and again with ASan + UBSan, then the unit tests (which include the
+# concurrency stress tests of shared state) under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,3 +14,7 @@ for preset in dev asan; do
     echo "== $preset: test"
     ctest --preset "$preset"
 done
+echo "== tsan: unit tests"
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan -j"$(nproc)" --target unit_tests
+TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/unit_tests --gtest_brief=1

@@ -112,6 +112,13 @@ struct DegradationConfig {
     std::string content;  // the assistant message of a static response
 };
 
+// How a stream is delivered to the client.
+enum class StreamMode {
+    kInteractive,  // event by event; a failure after the first byte ends it with an error event
+    kBackground,   // held whole; a mid-stream failure retries the request, the client sees one
+                   // complete stream
+};
+
 struct ServerConfig {
     std::string listen_host = "127.0.0.1";
     std::uint16_t listen_port = 4000;
@@ -120,13 +127,18 @@ struct ServerConfig {
     Millis header_timeout{10'000};  // to receive a whole request once its first byte arrived
     Millis idle_timeout{60'000};    // keep-alive connection with no request
     Millis drain_timeout{15'000};   // grace period for in-flight requests on SIGTERM
+    StreamMode stream_mode = StreamMode::kInteractive;  // default; header x-switchyard-stream-mode
     Secret master_key;
 };
 
+// Per-attempt upstream timeouts, budgeted separately (DESIGN 1.9).
 struct Timeouts {
     Millis connect{5'000};
-    Millis first_byte{120'000};  // request sent -> response headers
-    Millis total{600'000};       // whole upstream exchange, body included
+    Millis first_byte{120'000};       // request sent -> response headers
+    Millis first_token{60'000};       // response headers -> first content event of a stream
+    Millis chunk{30'000};             // between stream events once content flows
+    Millis total{600'000};            // whole upstream exchange, body included
+    bool pings_are_progress = false;  // whether `ping` events and comments reset the chunk timer
 };
 
 struct LogConfig {

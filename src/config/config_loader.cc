@@ -87,6 +87,16 @@ class Reader final {
         out = static_cast<Int>(value);
     }
 
+    void Bool(const YAML::Node& map, const char* key, bool& out) {
+        const YAML::Node node = map[key];
+        if (!node.IsDefined() || node.IsNull()) return;
+        if (!node.IsScalar() || (node.Scalar() != "true" && node.Scalar() != "false")) {
+            Fail(node, std::string("'") + key + "' must be true or false");
+            return;
+        }
+        out = node.Scalar() == "true";
+    }
+
     void Duration(const YAML::Node& map, const char* key, Millis& out) {
         long long ms = out.count();
         Integer(map, key, ms, 1, 24LL * 3600 * 1000);
@@ -136,7 +146,7 @@ class Reader final {
 void ReadServer(Reader& r, const YAML::Node& node, ServerConfig& server) {
     if (!r.CheckMap(node, "server",
                     {"listen", "workers", "max_body_bytes", "header_timeout_ms", "idle_timeout_ms",
-                     "drain_timeout_ms", "master_key"})) {
+                     "drain_timeout_ms", "master_key", "stream_mode"})) {
         return;
     }
     std::string listen;
@@ -150,13 +160,30 @@ void ReadServer(Reader& r, const YAML::Node& node, ServerConfig& server) {
     r.Duration(node, "idle_timeout_ms", server.idle_timeout);
     r.Duration(node, "drain_timeout_ms", server.drain_timeout);
     r.SecretValue(node, "master_key", server.master_key);
+    std::string mode;
+    if (r.String(node, "stream_mode", mode)) {
+        if (mode == "interactive") {
+            server.stream_mode = StreamMode::kInteractive;
+        } else if (mode == "background") {
+            server.stream_mode = StreamMode::kBackground;
+        } else {
+            r.Fail(node["stream_mode"], "'stream_mode' must be 'interactive' or 'background'");
+        }
+    }
 }
 
 void ReadTimeouts(Reader& r, const YAML::Node& node, Timeouts& timeouts) {
-    if (!r.CheckMap(node, "timeouts", {"connect_ms", "first_byte_ms", "total_ms"})) return;
+    if (!r.CheckMap(node, "timeouts",
+                    {"connect_ms", "first_byte_ms", "first_token_ms", "chunk_ms", "total_ms",
+                     "pings_are_progress"})) {
+        return;
+    }
     r.Duration(node, "connect_ms", timeouts.connect);
     r.Duration(node, "first_byte_ms", timeouts.first_byte);
+    r.Duration(node, "first_token_ms", timeouts.first_token);
+    r.Duration(node, "chunk_ms", timeouts.chunk);
     r.Duration(node, "total_ms", timeouts.total);
+    r.Bool(node, "pings_are_progress", timeouts.pings_are_progress);
 }
 
 void ReadLog(Reader& r, const YAML::Node& node, LogConfig& log) {

@@ -83,6 +83,23 @@ Outcome FromStatus(unsigned status, const ErrorFields& f) {
 
 }  // namespace
 
+unsigned StatusOfStreamError(std::string_view event_json) {
+    const ErrorFields f = ReadError(event_json);
+    if (f.type == "overloaded_error") return 529;
+    if (f.type == "service_unavailable_error" || f.code == "server_is_overloaded") return 503;
+    if (f.type == "rate_limit_error" || f.code == "rate_limit_exceeded" || f.type == "requests" ||
+        f.type == "tokens") {
+        return 429;
+    }
+    if (IsQuota(f)) return 429;
+    if (f.type == "timeout_error") return 504;
+    if (f.type == "invalid_request_error") return 400;
+    if (f.type == "authentication_error") return 401;
+    if (f.type == "permission_error") return 403;
+    if (f.type == "not_found_error") return 404;
+    return 500;
+}
+
 Outcome Classify(const AttemptResult& r, std::chrono::system_clock::time_point now) {
     switch (r.transport) {
         case Transport::kOk:

@@ -44,4 +44,10 @@ struct AttemptResult {
 //  - transport: connect failures and TLS failures fail over; resets and timeouts retry.
 Outcome Classify(const AttemptResult& result, std::chrono::system_clock::time_point now);
 
+// The HTTP status an error event inside a 200 stream stands for, from its error type or code
+// (Anthropic `event: error` with overloaded_error is a 529; OpenAI's server_is_overloaded a 503;
+// rate limits 429; api_error / server_error 500; timeout_error 504; invalid_request_error 400),
+// so that a stream failing before its commit point is classified like any other answer.
+unsigned StatusOfStreamError(std::string_view event_json);
+
 }  // namespace switchyard::policy

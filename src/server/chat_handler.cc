@@ -87,6 +87,8 @@ struct Journey {
     const api::ChatRequest& request;
     const std::string& client_body;
     Clock::time_point deadline;
+    config::Timeouts timeouts;  // the config's, with the request's overrides
+    bool background = false;    // stream mode
     policy::RetryBudget& client_budget;
     std::vector<core::AttemptNote> notes;
     milliseconds next_wait{0};  // waited before the next attempt, for its note
@@ -98,7 +100,6 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
                                  const config::Deployment& deployment,
                                  const routing::PlannedGroup& stage, AttemptEnd& end) {
     ServerContext& context = ctx.Context();
-    const config::Config& config = ctx.Config();
     ctx.model_group = stage.group->name;
     ctx.deployment = deployment.name;
     ctx.model = deployment.model;
@@ -119,9 +120,9 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
     const Clock::time_point now = context.clock.Now();
     const auto remaining =
         std::max(milliseconds(1), std::chrono::ceil<milliseconds>(journey.deadline - now));
-    const upstream::UpstreamCall::Timeouts timeouts{std::min(config.timeouts.connect, remaining),
-                                                    std::min(config.timeouts.first_byte, remaining),
-                                                    now + config.timeouts.total};
+    const config::Timeouts& t = journey.timeouts;
+    const upstream::UpstreamCall::Timeouts timeouts{
+        std::min(t.connect, remaining), std::min(t.first_byte, remaining), now + t.total};
     const bool started = co_await call.Start(deployment, upstream_request, timeouts);
     end.time_to_first_byte = std::chrono::duration_cast<milliseconds>(context.clock.Now() - now);
     if (!started) {
@@ -137,8 +138,31 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
     const bool success = end.status >= 200 && end.status < 300;
     const std::string_view content_type = header[http::field::content_type];
     if (success && content_type.starts_with("text/event-stream")) {
-        end.answered = true;
-        co_await RelayStream(ctx, call);
+        const StreamOptions options{journey.background, t.first_token, t.chunk,
+                                    t.pings_are_progress};
+        StreamResult stream;
+        co_await RelayStream(ctx, call, options, stream);
+        if (stream.committed) {
+            end.answered = true;
+            co_return;
+        }
+        // Failed before the commit point: nothing went downstream, so it is an ordinary failure.
+        if (!stream.error_event.empty()) {
+            policy::AttemptResult result;
+            result.status = policy::StatusOfStreamError(stream.error_event);
+            result.body = stream.error_event;
+            end.outcome = policy::Classify(result, context.clock.WallNow());
+            end.status = result.status;
+            end.body = stream.error_event;
+            end.transport = {
+                core::ErrorKind::kUpstreamProtocol,
+                "Upstream '" + deployment.name + "' sent an error event: " + stream.error_event};
+            end.transport.status = end.status;
+        } else {
+            end.status = 0;
+            end.transport = stream.transport;
+            end.outcome = policy::Classify({TransportOf(stream.failure)}, context.clock.WallNow());
+        }
         co_return;
     }
     std::string body;
@@ -335,14 +359,31 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
     std::vector<routing::PlannedGroup> stages =
         routing::PlanGroups(config, requested, request.fallbacks, fallbacks_enabled);
 
+    // Per-request overrides, named after the Vercel AI SDK's timeout settings: totalMs bounds the
+    // whole request (like x-switchyard-deadline-ms), stepMs one attempt, chunkMs the gap between
+    // stream events.
     milliseconds deadline_budget = config.retry.deadline;
-    if (const int override_ms = HeaderInt(ctx.request, "x-switchyard-deadline-ms");
-        override_ms > 0) {
-        deadline_budget = std::min(milliseconds(override_ms), kMaxDeadlineOverride);
+    for (const char* name : {"x-switchyard-deadline-ms", "x-switchyard-timeout-total-ms"}) {
+        if (const int ms = HeaderInt(ctx.request, name); ms > 0) {
+            deadline_budget = std::min(milliseconds(ms), kMaxDeadlineOverride);
+        }
+    }
+    config::Timeouts timeouts = config.timeouts;
+    if (const int ms = HeaderInt(ctx.request, "x-switchyard-timeout-step-ms"); ms > 0) {
+        timeouts.total = std::min(milliseconds(ms), kMaxDeadlineOverride);
+    }
+    if (const int ms = HeaderInt(ctx.request, "x-switchyard-timeout-chunk-ms"); ms > 0) {
+        timeouts.chunk = std::min(milliseconds(ms), kMaxDeadlineOverride);
+        timeouts.first_token = std::min(timeouts.first_token, timeouts.chunk);
+    }
+    bool background = config.server.stream_mode == config::StreamMode::kBackground;
+    if (const auto it = ctx.request.find("x-switchyard-stream-mode"); it != ctx.request.end()) {
+        background = it->value() == "background";
     }
     const std::string client_body = std::move(ctx.request.body());
-    Journey journey{request, client_body, context.clock.Now() + deadline_budget,
-                    context.client_budgets.For(ClientCredential(ctx.request))};
+    Journey journey{
+        request,  client_body, context.clock.Now() + deadline_budget,
+        timeouts, background,  context.client_budgets.For(ClientCredential(ctx.request))};
     const policy::Backoff backoff{config.retry.base, config.retry.cap};
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     const std::function<double()> draw = [&] { return uniform(ctx.worker.rng); };
@@ -437,7 +478,11 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
                                                          stage.depth + 1)
                             : std::vector<routing::PlannedGroup>{};
                     if (semantic.empty()) {
-                        co_await WriteUpstreamAnswer(ctx, *end.header, end.body);
+                        if (end.header) {
+                            co_await WriteUpstreamAnswer(ctx, *end.header, end.body);
+                        } else {
+                            co_await WriteLocalError(ctx, end.transport);
+                        }
                         co_return;
                     }
                     // Retrying the same prompt elsewhere in the chain would fail the same way.

@@ -49,46 +49,113 @@ asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
     co_await WriteResponse(ctx, response);
 }
 
-// Each upstream read is framed by SseParser and the events it completed go downstream as one
-// chunk, so nothing is held back longer than it takes an event to arrive whole.
-asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& call) {
+namespace {
+
+// An upstream error event: Anthropic's `event: error`, or an OpenAI chunk whose JSON has "error".
+bool IsErrorEvent(const core::SseEvent& event) {
+    if (event.name == "error") return true;
+    return event.has_data && event.data.starts_with("{\"error\"");
+}
+
+// Whether an event carries what the client came for: text, a tool call, a finish reason, or the
+// end of the stream. Everything before the first such event may be held back.
+bool CarriesContent(const core::SseEvent& event) {
+    if (!event.has_data) return false;
+    if (event.data == "[DONE]") return true;
+    if (event.name == "ping" || event.name == "message_start") return false;
+    boost::system::error_code ec;
+    const boost::json::value value = boost::json::parse(event.data, ec);
+    if (ec || !value.is_object()) return true;  // not ours to judge: forward it
+    const boost::json::object& o = value.get_object();
+    if (const auto* type = o.if_contains("type"); type && type->is_string()) {
+        return *type != "ping" && *type != "message_start";  // Anthropic: deltas, stops, ...
+    }
+    const auto* choices = o.if_contains("choices");
+    if (choices == nullptr || !choices->is_array() || choices->get_array().empty()) {
+        return o.contains("usage");
+    }
+    const auto& choice = choices->get_array().front();
+    if (!choice.is_object()) return true;
+    if (const auto* finish = choice.get_object().if_contains("finish_reason");
+        finish && !finish->is_null()) {
+        return true;
+    }
+    const auto* delta = choice.get_object().if_contains("delta");
+    if (delta == nullptr || !delta->is_object()) return false;
+    const auto& d = delta->get_object();
+    if (const auto* content = d.if_contains("content");
+        content && content->is_string() && !content->get_string().empty()) {
+        return true;
+    }
+    const auto* refusal = d.if_contains("refusal");
+    return d.contains("tool_calls") || d.contains("function_call") ||
+           (refusal != nullptr && !refusal->is_null());
+}
+
+bool IsProgress(const core::SseEvent& event, bool pings_are_progress) {
+    if (pings_are_progress) return true;
+    return event.has_data && event.name != "ping" && event.data != "{\"type\": \"ping\"}" &&
+           event.data != "{\"type\":\"ping\"}";
+}
+
+}  // namespace
+
+asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& call,
+                                  const StreamOptions& options, StreamResult& result) {
+    const core::Clock& clock = ctx.Context().clock;
     const auto& header = call.Header();
     http::response<http::empty_body> response{header.result(), 11};
     response.set(http::field::content_type, header[http::field::content_type]);
     response.set(http::field::cache_control, "no-cache");
     response.set(http::field::server, "switchyard");
-    SetServedHeaders(ctx, response);
     response.keep_alive(ctx.keep_alive);
     response.chunked(true);
-    ctx.record.status = response.result_int();
-
     http::response_serializer<http::empty_body> serializer{response};
-    ctx.stream.expires_after(kDownstreamWriteTimeout);
-    auto [header_ec, header_bytes] =
-        co_await http::async_write_header(ctx.stream, serializer, kTuple);
-    ctx.record.bytes_out += header_bytes;
-    if (header_ec) {
-        ctx.keep_alive = false;
-        co_return;
-    }
 
     core::SseParser sse;
     core::SseEvent event;
+    std::string held;  // events not yet sent: before the commit point, or all in background mode
     std::string out;
     char buffer[16 * 1024];
     bool done_seen = false;
+    bool content_seen = false;
+    call.SetReadDeadline(clock.Now() + options.first_token);
     while (!call.Done()) {
         const std::size_t n = co_await call.ReadSome(buffer, sizeof buffer);
         if (call.Failed()) break;
         if (n == 0) continue;
         sse.Feed({buffer, n});
         out.clear();
+        bool progress = false;
         while (sse.Next(event)) {
-            out.append(event.raw);
+            if (!result.committed && IsErrorEvent(event)) {
+                // An error before any content: the attempt failed; nothing went downstream.
+                result.error_event = event.data;
+                co_return;
+            }
             if (event.data == "[DONE]") done_seen = true;
             if (event.data.find("\"usage\":{") != std::string::npos) NoteUsage(ctx, event.data);
+            if (!content_seen && CarriesContent(event)) content_seen = true;
+            if (content_seen && IsProgress(event, options.pings_are_progress)) progress = true;
+            (result.committed ? out : held).append(event.raw);
         }
-        if (out.empty()) continue;
+        if (progress) call.SetReadDeadline(clock.Now() + options.chunk);
+        if (!result.committed && content_seen && !options.background) {
+            // The commit point: the response header and everything held go out in one write.
+            result.committed = true;
+            SetServedHeaders(ctx, response);
+            ctx.record.status = response.result_int();
+            ctx.stream.expires_after(kDownstreamWriteTimeout);
+            auto [header_ec, header_bytes] =
+                co_await http::async_write_header(ctx.stream, serializer, kTuple);
+            ctx.record.bytes_out += header_bytes;
+            if (header_ec) {
+                ctx.keep_alive = false;
+                co_return;
+            }
+            out.swap(held);
+        }
+        if (out.empty() || !result.committed) continue;
         ctx.stream.expires_after(kDownstreamWriteTimeout);
         auto [ec, written] =
             co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(out)), kTuple);
@@ -99,11 +166,36 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
             co_return;
         }
     }
-    out.clear();
+    const bool failed = call.Failed() || (options.background && !done_seen);
+    if (!result.committed) {
+        if (failed) {
+            // Before the commit point (or anywhere in background mode): the attempt failed.
+            result.transport_failed = true;
+            result.failure = call.Failed() ? call.FailureKind() : upstream::Failure::kReset;
+            result.transport = call.Failed()
+                                   ? call.Error()
+                                   : core::LocalError{core::ErrorKind::kUpstreamUnreachable,
+                                                      "The upstream stream ended early."};
+            co_return;
+        }
+        // A whole stream (background mode, or one without content): deliver it now.
+        result.committed = true;
+        SetServedHeaders(ctx, response);
+        ctx.record.status = response.result_int();
+        ctx.stream.expires_after(kDownstreamWriteTimeout);
+        auto [header_ec, header_bytes] =
+            co_await http::async_write_header(ctx.stream, serializer, kTuple);
+        ctx.record.bytes_out += header_bytes;
+        if (header_ec) {
+            ctx.keep_alive = false;
+            co_return;
+        }
+    }
+    out = std::move(held);
     if (call.Failed()) {
         ctx.error = call.Error().message;
         out.append(sse.Pending());
-        if (!out.empty()) out.append("\n\n");
+        if (!out.empty() && !out.ends_with("\n\n")) out.append("\n\n");
         boost::json::object error{{"message", call.Error().message},
                                   {"type", "upstream_error"},
                                   {"param", nullptr},

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "server/request_context.h"
@@ -16,9 +17,32 @@ void SetServedHeaders(const RequestContext& ctx, http::fields& fields);
 asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
                                           const http::response_header<>& header, std::string& body);
 
-// Forwards an SSE stream downstream one complete event at a time (see chat_handler.cc). The first
-// byte written is the commit point: a failure after it ends the stream with an OpenAI-format error
-// event and a clean chunked terminator, never a silent truncation.
-asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& call);
+// How a stream is relayed.
+struct StreamOptions {
+    bool background = false;                // hold the whole stream; retry on any failure
+    std::chrono::milliseconds first_token;  // headers -> first content event
+    std::chrono::milliseconds chunk;        // between events once content flows
+    bool pings_are_progress = false;
+};
+
+// How a relayed stream ended.
+struct StreamResult {
+    bool committed = false;  // bytes went downstream: the request is answered, whatever follows
+    // Before the commit point only: what failed, for the classifier.
+    bool transport_failed = false;  // reset, stall (timeout) or a malformed body
+    upstream::Failure failure = upstream::Failure::kNone;
+    core::LocalError transport;  // its description
+    std::string error_event;     // the data of an error event that came first
+};
+
+// Relays an upstream SSE stream (DESIGN 1.2, 1.9). Events before the first one that carries
+// content (the role chunk, pings) are held back, so an error event, a reset or a stall before
+// any content fails the attempt like any other and the attempt loop may retry or fall back; the
+// first content event is the commit point. After it, events are forwarded one upstream read at a
+// time, complete events only, and a failure ends the stream with an OpenAI-format error event and
+// a clean chunked terminator — never a silent truncation. In background mode nothing is
+// committed until the stream has ended well, so any failure can be retried whole.
+asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& call,
+                                  const StreamOptions& options, StreamResult& result);
 
 }  // namespace switchyard::server

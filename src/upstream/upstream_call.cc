@@ -114,7 +114,7 @@ asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,
 
 template <class Stream>
 asio::awaitable<boost::system::error_code> UpstreamCall::ReadSomeOn(Stream& stream) {
-    connection_->Lowest().expires_at(timeouts_.deadline);
+    connection_->Lowest().expires_at(std::min(timeouts_.deadline, read_deadline_));
     auto [ec, n] = co_await http::async_read_some(stream, connection_->buffer, *parser_, kTuple);
     co_return ec;
 }

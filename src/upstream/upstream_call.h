@@ -43,6 +43,12 @@ class UpstreamCall final {
     // at the end. On failure returns 0 with `Error()` set and Done() false.
     asio::awaitable<std::size_t> ReadSome(char* buffer, std::size_t size);
 
+    // Bounds the next reads by `deadline` as well as the exchange's own (time to first token,
+    // time between chunks). A read that runs out of time fails as a timeout.
+    void SetReadDeadline(std::chrono::steady_clock::time_point deadline) {
+        read_deadline_ = deadline;
+    }
+
     const core::LocalError& Error() const { return error_; }
     bool Failed() const { return failed_; }
     // How a failed call failed, for the classifier.
@@ -59,6 +65,8 @@ class UpstreamCall final {
     const core::Clock& clock_;
     const config::Deployment* deployment_ = nullptr;
     Timeouts timeouts_{};
+    std::chrono::steady_clock::time_point read_deadline_ =
+        std::chrono::steady_clock::time_point::max();
     http::request<http::span_body<const char>> request_;
     std::unique_ptr<Connection> connection_;
     std::optional<http::response_parser<http::buffer_body>> parser_;

@@ -1,5 +1,6 @@
 #include "api/openai_chat.h"
 
+#include <algorithm>
 #include <boost/json.hpp>
 
 namespace switchyard::api {
@@ -72,6 +73,11 @@ std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view bod
                                     "stream"};
         }
     }
+    for (const char* key : {"max_completion_tokens", "max_tokens"}) {
+        if (const boost::json::value* v = object.if_contains(key); v && v->is_int64()) {
+            request.max_tokens = std::max(request.max_tokens, v->get_int64());
+        }
+    }
     if (const boost::json::value* options = object.if_contains("stream_options")) {
         if (const boost::json::object* o = options->if_object()) {
             if (const boost::json::value* usage = o->if_contains("include_usage")) {
@@ -107,6 +113,10 @@ std::string RenderUpstreamBody(const ChatRequest& request, std::string_view mode
             }
         }
         object["messages"] = std::move(messages);
+    }
+    if (overrides.stream_upstream) {
+        object["stream"] = true;
+        object["stream_options"] = {{"include_usage", true}};
     }
     if (overrides.params != nullptr) {
         for (const auto& [name, json] : *overrides.params) {

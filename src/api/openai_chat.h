@@ -1,6 +1,7 @@
 #pragma once
 
 #include <boost/json/value.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,7 +18,8 @@ struct ChatRequest {
     boost::json::value body;  // the parsed request, kept for rewriting
     std::string model;        // the model group the client named (models[0] when `models` is used)
     bool stream = false;
-    bool include_usage = false;  // stream_options.include_usage
+    bool include_usage = false;   // stream_options.include_usage
+    std::int64_t max_tokens = 0;  // max_completion_tokens or max_tokens; 0 when absent
     // Gateway fields, stripped before the request goes upstream:
     std::vector<std::string> models;  // `models`: groups in priority order (OpenRouter style)
     std::optional<std::vector<std::string>> fallbacks;  // `fallbacks`: overrides the group's
@@ -28,6 +30,8 @@ struct ChatRequest {
 struct RequestOverrides {
     const std::optional<std::string>* system_prompt = nullptr;  // replaces system messages
     const std::vector<std::pair<std::string, std::string>>* params = nullptr;  // name -> JSON
+    // Stream upstream (with usage) although the client asked for one JSON body.
+    bool stream_upstream = false;
 };
 
 // Scans an OpenAI chat completions body. Errors: kMalformedJson (not JSON / not an object),

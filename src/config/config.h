@@ -139,6 +139,10 @@ struct Timeouts {
     Millis chunk{30'000};             // between stream events once content flows
     Millis total{600'000};            // whole upstream exchange, body included
     bool pings_are_progress = false;  // whether `ping` events and comments reset the chunk timer
+    // A non-streaming request with max_tokens above this is streamed upstream and assembled, so a
+    // generation that may run past ten minutes never idles on a connection (WIRE.md A.1.6:
+    // 3600 s * max_tokens / 128000 > 600 s). 0 turns it off.
+    std::int64_t stream_upstream_over_max_tokens = 21'333;
 };
 
 struct LogConfig {

@@ -175,7 +175,7 @@ void ReadServer(Reader& r, const YAML::Node& node, ServerConfig& server) {
 void ReadTimeouts(Reader& r, const YAML::Node& node, Timeouts& timeouts) {
     if (!r.CheckMap(node, "timeouts",
                     {"connect_ms", "first_byte_ms", "first_token_ms", "chunk_ms", "total_ms",
-                     "pings_are_progress"})) {
+                     "pings_are_progress", "stream_upstream_over_max_tokens"})) {
         return;
     }
     r.Duration(node, "connect_ms", timeouts.connect);
@@ -184,6 +184,8 @@ void ReadTimeouts(Reader& r, const YAML::Node& node, Timeouts& timeouts) {
     r.Duration(node, "chunk_ms", timeouts.chunk);
     r.Duration(node, "total_ms", timeouts.total);
     r.Bool(node, "pings_are_progress", timeouts.pings_are_progress);
+    r.Integer(node, "stream_upstream_over_max_tokens", timeouts.stream_upstream_over_max_tokens, 0,
+              100'000'000);
 }
 
 void ReadLog(Reader& r, const YAML::Node& node, LogConfig& log) {

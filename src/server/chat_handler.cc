@@ -87,8 +87,9 @@ struct Journey {
     const api::ChatRequest& request;
     const std::string& client_body;
     Clock::time_point deadline;
-    config::Timeouts timeouts;  // the config's, with the request's overrides
-    bool background = false;    // stream mode
+    config::Timeouts timeouts;     // the config's, with the request's overrides
+    bool background = false;       // stream mode
+    bool stream_upstream = false;  // a JSON request streamed upstream and assembled
     policy::RetryBudget& client_budget;
     std::vector<core::AttemptNote> notes;
     milliseconds next_wait{0};  // waited before the next attempt, for its note
@@ -112,6 +113,7 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
         overrides.system_prompt = &stage.group->system_prompt;
         overrides.params = &stage.group->params;
     }
+    overrides.stream_upstream = journey.stream_upstream;
     const providers::UpstreamRequest upstream_request =
         providers::BuildOpenAiChat(deployment, journey.request, journey.client_body, overrides);
     upstream::UpstreamCall call(ctx.worker.pool, context.clock);
@@ -139,7 +141,7 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
     const std::string_view content_type = header[http::field::content_type];
     if (success && content_type.starts_with("text/event-stream")) {
         const StreamOptions options{journey.background, t.first_token, t.chunk,
-                                    t.pings_are_progress};
+                                    t.pings_are_progress, journey.stream_upstream};
         StreamResult stream;
         co_await RelayStream(ctx, call, options, stream);
         if (stream.committed) {
@@ -380,10 +382,18 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
     if (const auto it = ctx.request.find("x-switchyard-stream-mode"); it != ctx.request.end()) {
         background = it->value() == "background";
     }
+    const bool stream_upstream =
+        !request.stream && (HeaderInt(ctx.request, "x-switchyard-stream-upstream") == 1 ||
+                            (timeouts.stream_upstream_over_max_tokens > 0 &&
+                             request.max_tokens > timeouts.stream_upstream_over_max_tokens));
     const std::string client_body = std::move(ctx.request.body());
-    Journey journey{
-        request,  client_body, context.clock.Now() + deadline_budget,
-        timeouts, background,  context.client_budgets.For(ClientCredential(ctx.request))};
+    Journey journey{request,
+                    client_body,
+                    context.clock.Now() + deadline_budget,
+                    timeouts,
+                    background,
+                    stream_upstream,
+                    context.client_budgets.For(ClientCredential(ctx.request))};
     const policy::Backoff backoff{config.retry.base, config.retry.cap};
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     const std::function<double()> draw = [&] { return uniform(ctx.worker.rng); };

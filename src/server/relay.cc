@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "api/stream_assembler.h"
 #include "api/usage.h"
 #include "core/sse_parser.h"
 #include "server/http_io.h"
@@ -140,7 +141,7 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
             (result.committed ? out : held).append(event.raw);
         }
         if (progress) call.SetReadDeadline(clock.Now() + options.chunk);
-        if (!result.committed && content_seen && !options.background) {
+        if (!result.committed && content_seen && !options.background && !options.assemble) {
             // The commit point: the response header and everything held go out in one write.
             result.committed = true;
             SetServedHeaders(ctx, response);
@@ -166,7 +167,8 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
             co_return;
         }
     }
-    const bool failed = call.Failed() || (options.background && !done_seen);
+    const bool background = options.background || options.assemble;
+    const bool failed = call.Failed() || (background && !done_seen);
     if (!result.committed) {
         if (failed) {
             // Before the commit point (or anywhere in background mode): the attempt failed.
@@ -178,8 +180,20 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
                                                       "The upstream stream ended early."};
             co_return;
         }
-        // A whole stream (background mode, or one without content): deliver it now.
         result.committed = true;
+        if (options.assemble) {
+            api::OpenAiStreamAssembler assembler;
+            core::SseParser again;
+            again.Feed(held);
+            while (again.Next(event)) assembler.Add(event.data);
+            Response json{http::status::ok, 11};
+            json.set(http::field::content_type, "application/json");
+            SetServedHeaders(ctx, json);
+            json.body() = assembler.Json();
+            co_await WriteResponse(ctx, json);
+            co_return;
+        }
+        // A whole stream (background mode, or one without content): deliver it now.
         SetServedHeaders(ctx, response);
         ctx.record.status = response.result_int();
         ctx.stream.expires_after(kDownstreamWriteTimeout);

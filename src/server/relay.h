@@ -23,6 +23,9 @@ struct StreamOptions {
     std::chrono::milliseconds first_token;  // headers -> first content event
     std::chrono::milliseconds chunk;        // between events once content flows
     bool pings_are_progress = false;
+    // Answer with one chat.completion assembled from the stream (the client did not ask for a
+    // stream; it was streamed upstream because it may run long). Implies background.
+    bool assemble = false;
 };
 
 // How a relayed stream ended.

@@ -163,3 +163,26 @@ test('the gateway is healthy afterwards: nothing in flight, nothing leaked', asy
   const r = parse((await rawExchange(gateway.port, streamRequest('trickle'))).text);
   assertComplete(r, r.words.length);
 });
+
+test('a long non-streaming request is streamed upstream and answered as one JSON body', async () => {
+  await rule('trickle', 'chunks=6;reset_after_chunks=3', 1);  // the first try breaks midway
+  const res = await fetch(`${gateway.base}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'trickle', max_tokens: 30000, messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type'), /^application\/json/);
+  const body = await res.json();
+  assert.equal(body.object, 'chat.completion');
+  assert.equal(body.choices[0].message.role, 'assistant');
+  assert.match(body.choices[0].message.content, /^Mock reply from trickle\.$/);
+  assert.equal(body.choices[0].finish_reason, 'stop');
+  assert.ok(body.usage.completion_tokens > 0);
+  const sent = (await attempts('trickle')).slice(-2).map((r) => JSON.parse(r.body));
+  assert.equal(sent.length, 2, 'the broken stream was retried whole');
+  for (const s of sent) {
+    assert.equal(s.stream, true);
+    assert.deepEqual(s.stream_options, { include_usage: true });
+  }
+});

@@ -31,6 +31,10 @@ constexpr std::array kNamedErrors = {
     NamedErrorEntry{"invalid_api_key", NamedError::kInvalidApiKey, 401},
     NamedErrorEntry{"model_not_found", NamedError::kModelNotFound, 404},
     NamedErrorEntry{"timeout", NamedError::kTimeout, 504},
+    NamedErrorEntry{"enforced_spend_limit", NamedError::kEnforcedSpendLimit, 429},
+    NamedErrorEntry{"prompt_too_long", NamedError::kPromptTooLong, 400},
+    NamedErrorEntry{"overloaded", NamedError::kOverloaded, 529},
+    NamedErrorEntry{"billing", NamedError::kBilling, 402},
 };
 
 const NamedErrorEntry& EntryFor(NamedError error) {
@@ -144,6 +148,7 @@ std::string ApplyToken(std::string_view key, std::string_view value, FaultSpec& 
     if (key == "stall") return set_flag(spec.stall);
     if (key == "reset") return set_flag(spec.reset);
     if (key == "close") return set_flag(spec.close);
+    if (key == "tool_use") return set_flag(spec.tool_use);
     if (key == "probability") {
         const auto p = ParseDouble(value, 0.0, 1.0);
         if (!p) return BadValue(key, value, "a number in [0, 1]");

@@ -23,6 +23,11 @@ enum class NamedError {
     kInvalidApiKey,
     kModelNotFound,
     kTimeout,
+    // Anthropic's errors (WIRE.md A.1).
+    kEnforcedSpendLimit,
+    kPromptTooLong,
+    kOverloaded,
+    kBilling,
 };
 
 // Returns the error named `name` as written in a fault spec, or nullopt if there is none.
@@ -56,6 +61,7 @@ struct FaultSpec final {
     bool stall = false;
     bool reset = false;
     bool close = false;
+    bool tool_use = false;  // Anthropic: answer with a tool_use block when the request has tools.
 
     double probability = 1.0;
 

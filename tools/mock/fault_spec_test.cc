@@ -59,6 +59,10 @@ TEST(ParseFaultSpec, EveryNamedError) {
         {"invalid_api_key", 401},
         {"model_not_found", 404},
         {"timeout", 504},
+        {"enforced_spend_limit", 429},
+        {"prompt_too_long", 400},
+        {"overloaded", 529},
+        {"billing", 402},
     };
     for (const auto& [name, status] : cases) {
         const FaultSpec spec = ParseOk(std::string("error=") + name);
@@ -147,6 +151,10 @@ TEST(ParseFaultSpec, Flags) {
     EXPECT_TRUE(ParseOk("close=1").close);
     EXPECT_FALSE(ParseOk("close=0").close);
     EXPECT_FALSE(ParseOk("reset=false").reset);
+    EXPECT_TRUE(ParseOk("tool_use=1").tool_use);
+    EXPECT_FALSE(ParseOk("tool_use=0").tool_use);
+    EXPECT_FALSE(ParseOk("").tool_use);
+    ParseError("tool_use=2");
     ParseError("stall=2");
     ParseError("reset=yes");
     ParseError("close=on");
@@ -214,7 +222,7 @@ TEST(ParseFaultSpec, EveryKeyTogether) {
     const FaultSpec spec = ParseOk(
         "error=context_length;retry_after_date=5;retry_after_ms=250;x_should_retry=false;"
         "delay_headers_ms=1;delay_first_chunk_ms=2;delay_chunks_ms=3;chunks=9;"
-        "error_after_chunks=4;close=1;probability=0.5");
+        "error_after_chunks=4;close=1;tool_use=1;probability=0.5");
     EXPECT_EQ(spec.error, NamedError::kContextLength);
     EXPECT_EQ(spec.retry_after_date_s, 5.0);
     EXPECT_EQ(spec.retry_after_ms, 250.0);
@@ -225,6 +233,7 @@ TEST(ParseFaultSpec, EveryKeyTogether) {
     EXPECT_EQ(spec.chunks, 9);
     EXPECT_EQ(spec.CutAfterChunks(), 4);
     EXPECT_TRUE(spec.close);
+    EXPECT_TRUE(spec.tool_use);
     EXPECT_EQ(spec.probability, 0.5);
 }
 

@@ -23,7 +23,8 @@ constexpr int kUsageError = 2;
 
 constexpr std::string_view kUsage = R"(Usage: switchyard-mock --listen HOST:PORT [options]
 
-A fault-injecting OpenAI-compatible provider (POST /v1/chat/completions).
+A fault-injecting provider: OpenAI-compatible (POST /v1/chat/completions) and Anthropic
+Messages API (POST /v1/messages).
 
 Options:
   --listen HOST:PORT     Address to listen on; port 0 picks a free port.
@@ -31,7 +32,8 @@ Options:
   --scenario FILE        Fault rules loaded at start (JSON, see docs/mock.md).
   --tls-cert PEM         Serve HTTPS only, with this certificate chain...
   --tls-key PEM          ...and this private key.
-  --require-key KEY      Answer 401 unless "Authorization: Bearer KEY".
+  --require-key KEY      Answer 401 unless "Authorization: Bearer KEY" (or, on
+                         /v1/messages, "x-api-key: KEY").
   --seed N               Seed for probability= faults (default: random).
   --help                 Show this help.
 

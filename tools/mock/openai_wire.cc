@@ -165,6 +165,12 @@ std::string NamedBody(NamedError error, std::string_view model) {
             return StatusBody(404, model);
         case NamedError::kTimeout:
             return StatusBody(504, model);
+        case NamedError::kOverloaded:
+            return StatusBody(529, model);
+        case NamedError::kEnforcedSpendLimit:
+        case NamedError::kPromptTooLong:
+        case NamedError::kBilling:
+            break;  // Anthropic's only (HasNamedError); requests naming them are rejected.
     }
     return StatusBody(500, model);
 }
@@ -324,6 +330,11 @@ void ChunkEvents::AppendError(std::string& out, std::string_view envelope) {
     out += "data: ";
     out += envelope;
     out += "\n\n";
+}
+
+bool HasNamedError(NamedError error) {
+    return error != NamedError::kEnforcedSpendLimit && error != NamedError::kPromptTooLong &&
+           error != NamedError::kBilling;
 }
 
 std::string ErrorBody(int status, std::optional<NamedError> error, std::string_view model) {

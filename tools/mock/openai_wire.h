@@ -94,6 +94,11 @@ class ChunkEvents final {
     bool include_usage_;
 };
 
+// False for the named errors that are Anthropic's only (enforced_spend_limit, prompt_too_long,
+// billing): the server rejects them on the OpenAI path. `overloaded` is Anthropic's 529 body, as
+// with status=529.
+bool HasNamedError(NamedError error);
+
 // The error body OpenAI sends with `status`, or with the named `error` when it is set (a fault's
 // `status` picks the status line, its `error` the body). `model` fills model_not_found.
 std::string ErrorBody(int status, std::optional<NamedError> error, std::string_view model);

@@ -181,6 +181,8 @@ TEST(ErrorBody, NamedErrorsPickTheBody) {
     EXPECT_EQ(ErrorBody(429, NamedError::kRateLimit, "m"), ErrorBody(429, std::nullopt, "m"));
     // A status from `status=` does not change the named body.
     EXPECT_EQ(ErrorBody(500, NamedError::kRateLimit, "m"), ErrorBody(429, std::nullopt, "m"));
+    // Anthropic's overload error is the status=529 body here too.
+    EXPECT_EQ(ErrorBody(529, NamedError::kOverloaded, "m"), ErrorBody(529, std::nullopt, "m"));
 }
 
 }  // namespace

@@ -28,5 +28,30 @@ TEST(RateLimits, HeadersOfTheStaticSnapshot) {
               "x-ratelimit-remaining-tokens: 29999000\r\nx-ratelimit-reset-tokens: 2ms\r\n");
 }
 
+TEST(FormatRfc3339, WholeSecondsInUtc) {
+    // 2015-10-21T07:28:00Z plus 999 ms: the fraction is dropped.
+    const auto time = std::chrono::system_clock::from_time_t(1445412480) + milliseconds(999);
+    EXPECT_EQ(FormatRfc3339(time), "2015-10-21T07:28:00Z");
+}
+
+TEST(RateLimits, AnthropicHeadersOfTheStaticSnapshot) {
+    const auto now = std::chrono::system_clock::from_time_t(1445412480) + milliseconds(250);
+    std::string out;
+    AppendAnthropicRateLimitHeaders(out, RateLimits().ObserveAnthropic(1400, now));
+    EXPECT_EQ(out,
+              "anthropic-ratelimit-requests-limit: 4000\r\n"
+              "anthropic-ratelimit-requests-remaining: 3999\r\n"
+              "anthropic-ratelimit-requests-reset: 2015-10-21T07:28:01Z\r\n"
+              "anthropic-ratelimit-input-tokens-limit: 2000000\r\n"
+              "anthropic-ratelimit-input-tokens-remaining: 1999000\r\n"
+              "anthropic-ratelimit-input-tokens-reset: 2015-10-21T07:28:01Z\r\n"
+              "anthropic-ratelimit-output-tokens-limit: 400000\r\n"
+              "anthropic-ratelimit-output-tokens-remaining: 400000\r\n"
+              "anthropic-ratelimit-output-tokens-reset: 2015-10-21T07:28:01Z\r\n"
+              "anthropic-ratelimit-tokens-limit: 2400000\r\n"
+              "anthropic-ratelimit-tokens-remaining: 2399000\r\n"
+              "anthropic-ratelimit-tokens-reset: 2015-10-21T07:28:01Z\r\n");
+}
+
 }  // namespace
 }  // namespace switchyard::mock

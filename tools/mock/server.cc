@@ -28,6 +28,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "anthropic_wire.h"
 #include "http_head.h"
 #include "openai_wire.h"
 #include "rate_limits.h"
@@ -109,6 +110,8 @@ bool IsChatPath(std::string_view path) {
     return path == "/v1/chat/completions" || path == "/chat/completions";
 }
 
+bool IsMessagesPath(std::string_view path) { return path == "/v1/messages"; }
+
 std::string MockError(std::string_view message) {
     return openai::ErrorEnvelope(message, "mock_error");
 }
@@ -128,6 +131,7 @@ struct Exchange final {
     std::string model;
     int prompt_tokens = 1;
     bool keep_alive = true;
+    bool anthropic = false;  // Anthropic's Messages API (/v1/messages) rather than OpenAI's.
 };
 
 // One downstream connection. Lives in the frame of RunSession; one request at a time.
@@ -151,6 +155,10 @@ class Session final {
     asio::awaitable<After> HandleAdmin();
     asio::awaitable<After> HandleChat();
     asio::awaitable<After> SendStream(bool include_usage, const FaultSpec* fault);
+    asio::awaitable<After> AnswerMessages(const anthropic::MessagesRequest& message,
+                                          const FaultSpec* fault);
+    asio::awaitable<After> SendMessagesStream(const anthropic::MessagesRequest& message,
+                                              const FaultSpec* fault);
     asio::awaitable<After> ReplyProvider(int status, std::string body, const FaultSpec* fault);
     asio::awaitable<After> ReplyPlain(int status, std::string body, bool keep_alive,
                                       std::string_view allow = {});
@@ -164,6 +172,8 @@ class Session final {
     void AppendProviderHead(int status, std::string_view content_type,
                             std::optional<std::size_t> content_length, const FaultSpec* fault);
     void Record(int status, std::string_view fault_text);
+    std::string ProviderMockError(std::string_view message) const;
+    std::string ProviderErrorBody(int status, std::optional<NamedError> error) const;
     void BeginExchange();
     const http::request<http::string_body>& request() const { return parser_->get(); }
 
@@ -203,7 +213,13 @@ asio::awaitable<void> Session<AsyncStream>::Run() {
             auto [body_ec, body_bytes] =
                 co_await http::async_read(stream_, buffer_, *parser_, kAsTuple);
             if (body_ec == http::error::body_limit) {
-                co_await ReplyPlain(413, openai::ErrorBody(413, std::nullopt, {}), false);
+                if (IsMessagesPath(PathOf(request().target()))) {
+                    BeginExchange();
+                    exchange_.keep_alive = false;
+                    co_await ReplyProvider(413, ProviderErrorBody(413, std::nullopt), nullptr);
+                } else {
+                    co_await ReplyPlain(413, openai::ErrorBody(413, std::nullopt, {}), false);
+                }
                 break;
             }
             if (body_ec) break;
@@ -219,10 +235,17 @@ template <class AsyncStream>
 asio::awaitable<After> Session<AsyncStream>::Dispatch() {
     const std::string_view path = PathOf(request().target());
     if (path.starts_with("/mock/")) co_return co_await HandleAdmin();
-    if (IsChatPath(path) && request().method() == http::verb::post) {
+    if ((IsChatPath(path) || IsMessagesPath(path)) && request().method() == http::verb::post) {
         co_return co_await HandleChat();
     }
     BeginExchange();
+    if (exchange_.anthropic) {
+        Record(405, {});
+        co_return co_await ReplyProvider(
+            405,
+            anthropic::InvalidMethodBody(request().method_string(), path, exchange_.request_id),
+            nullptr);
+    }
     const int status = IsChatPath(path) ? 405 : 404;
     std::string body = status == 405 ? openai::InvalidMethodBody(request().method_string(), path)
                                      : openai::InvalidUrlBody(request().method_string(), path);
@@ -271,34 +294,66 @@ asio::awaitable<After> Session<AsyncStream>::HandleAdmin() {
         keep_alive, allow);
 }
 
-// Order of checks: the fault header's syntax (a test bug, so it is reported first), the API key,
-// the body, then the fault itself. Faults therefore only hit requests a provider would accept.
+// The provider API of a request: OpenAI's chat completions or Anthropic's messages, as
+// exchange_.anthropic says. Order of checks: the fault header's syntax (a test bug, so it is
+// reported first), the API key, the body, then the fault itself. Faults therefore only hit
+// requests a provider would accept.
 template <class AsyncStream>
 asio::awaitable<After> Session<AsyncStream>::HandleChat() {
     BeginExchange();
+    const bool anthropic = exchange_.anthropic;
+    const auto has_named_error = [anthropic](NamedError error) {
+        return anthropic ? anthropic::HasNamedError(error) : openai::HasNamedError(error);
+    };
+    const auto unavailable_error = [&](NamedError error) {
+        return fmt::format("error={} is not available on {}", NamedErrorName(error),
+                           anthropic ? "the Anthropic API" : "the OpenAI API");
+    };
 
     const auto fault_header = HeaderValue(request(), "x-mock-fault");
     ParsedFaultSpec header_fault;
     if (fault_header) {
         header_fault = ParseFaultSpec(*fault_header);
+        if (header_fault.ok() && header_fault.spec.error &&
+            !has_named_error(*header_fault.spec.error)) {
+            header_fault.error = unavailable_error(*header_fault.spec.error);
+        }
         if (!header_fault.ok()) {
             Record(400, *fault_header);
             co_return co_await ReplyProvider(
-                400, MockError(fmt::format("x-mock-fault: {}", header_fault.error)), nullptr);
+                400, ProviderMockError(fmt::format("x-mock-fault: {}", header_fault.error)),
+                nullptr);
         }
     }
 
     // Parsed before the key check only so that stats name the model of rejected requests too.
-    openai::ParsedChatRequest parsed = openai::ParseChatRequest(request().body());
-    exchange_.model = parsed.request.model;
-    exchange_.prompt_tokens = parsed.request.prompt_tokens;
+    openai::ParsedChatRequest parsed;
+    anthropic::ParsedMessagesRequest message;
+    if (anthropic) {
+        message = anthropic::ParseMessagesRequest(request().body(), exchange_.request_id);
+        exchange_.model = message.request.model;
+        exchange_.prompt_tokens = message.request.input_tokens;
+        parsed.status = message.status;
+        parsed.error_body = std::move(message.error_body);
+    } else {
+        parsed = openai::ParseChatRequest(request().body());
+        exchange_.model = parsed.request.model;
+        exchange_.prompt_tokens = parsed.request.prompt_tokens;
+    }
 
     if (const auto& key = shared_.options.require_key) {
         const auto authorization = HeaderValue(request(), "authorization");
-        if (!authorization || !authorization->starts_with("Bearer ") ||
-            authorization->substr(7) != *key) {
+        const bool bearer_ok = authorization && authorization->starts_with("Bearer ") &&
+                               authorization->substr(7) == *key;
+        // Anthropic's clients send x-api-key; a bearer token is accepted there too.
+        const auto api_key = anthropic ? HeaderValue(request(), "x-api-key") : std::nullopt;
+        if (!bearer_ok && !(api_key && *api_key == *key)) {
             Record(401, {});
-            co_return co_await ReplyProvider(401, openai::InvalidApiKeyBody(), nullptr);
+            // A named variable: GCC destroys conditional-operator temporaries in a co_await
+            // argument twice.
+            std::string body = anthropic ? anthropic::InvalidApiKeyBody(exchange_.request_id)
+                                         : openai::InvalidApiKeyBody();
+            co_return co_await ReplyProvider(401, std::move(body), nullptr);
         }
     }
     if (parsed.status != 0) {
@@ -321,6 +376,14 @@ asio::awaitable<After> Session<AsyncStream>::HandleChat() {
         if (rule != nullptr) {
             fault = &rule->fault;
             fault_text = rule->fault_text;
+            if (fault->error && !has_named_error(*fault->error)) {
+                Record(400, fault_text);
+                co_return co_await ReplyProvider(
+                    400,
+                    ProviderMockError(
+                        fmt::format("scenario fault: {}", unavailable_error(*fault->error))),
+                    nullptr);
+            }
         }
     }
     if (fault != nullptr && fault->probability < 1.0 && !worker_.Roll(fault->probability)) {
@@ -345,9 +408,10 @@ asio::awaitable<After> Session<AsyncStream>::HandleChat() {
         if (fault->close) exchange_.keep_alive = false;
     }
     if (error_status) {
-        co_return co_await ReplyProvider(
-            *error_status, openai::ErrorBody(*error_status, fault->error, exchange_.model), fault);
+        co_return co_await ReplyProvider(*error_status,
+                                         ProviderErrorBody(*error_status, fault->error), fault);
     }
+    if (anthropic) co_return co_await AnswerMessages(message.request, fault);
     if (parsed.request.stream) {
         co_return co_await SendStream(parsed.request.include_usage, fault);
     }
@@ -426,6 +490,111 @@ asio::awaitable<After> Session<AsyncStream>::SendStream(bool include_usage,
     co_return exchange_.keep_alive ? After::kKeepAlive : After::kClose;
 }
 
+template <class AsyncStream>
+asio::awaitable<After> Session<AsyncStream>::AnswerMessages(
+    const anthropic::MessagesRequest& message, const FaultSpec* fault) {
+    if (message.stream) co_return co_await SendMessagesStream(message, fault);
+    const std::string message_id = "msg_" + exchange_.request_id.substr(4, 24);
+    const anthropic::MessageIdentity identity{message_id, exchange_.model};
+    std::string body;
+    if (fault != nullptr && fault->tool_use && !message.tool_name.empty()) {
+        const std::string tool_id = "toolu_" + exchange_.request_id.substr(12, 24);
+        anthropic::AppendToolUseMessage(body, identity, {tool_id, message.tool_name},
+                                        {exchange_.prompt_tokens, anthropic::kToolUseOutputTokens});
+    } else {
+        const anthropic::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt);
+        anthropic::AppendMessage(body, identity, reply,
+                                 {exchange_.prompt_tokens, reply.WordCount()});
+    }
+    co_return co_await ReplyProvider(200, std::move(body), fault);
+}
+
+// Anthropic's event sequence (WIRE.md A.1.6). "Chunks" of the *_after_chunks keys are the
+// content_block_delta events: the words, or the tool input fragments.
+template <class AsyncStream>
+asio::awaitable<After> Session<AsyncStream>::SendMessagesStream(
+    const anthropic::MessagesRequest& message, const FaultSpec* fault) {
+    const anthropic::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt);
+    const std::string message_id = "msg_" + exchange_.request_id.substr(4, 24);
+    const std::string tool_id = "toolu_" + exchange_.request_id.substr(12, 24);
+    const anthropic::MessageIdentity identity{message_id, exchange_.model};
+    const anthropic::ToolUse tool{tool_id, message.tool_name};
+    const bool tool_use = fault != nullptr && fault->tool_use && !message.tool_name.empty();
+    const milliseconds first_delay = fault ? fault->delay_first_chunk : milliseconds(0);
+    const milliseconds gap = fault ? fault->delay_chunks : milliseconds(0);
+    const int deltas = tool_use ? anthropic::kToolUseOutputTokens : reply.WordCount();
+    const std::optional<int> cut_after = fault ? fault->CutAfterChunks() : std::nullopt;
+    const int cut = cut_after ? std::min(deltas, *cut_after) : deltas + 1;
+
+    out_.clear();
+    AppendProviderHead(200, kEventStream, std::nullopt, fault);
+    bool ok = co_await Write();
+    if (!ok) co_return After::kGone;
+
+    event_.clear();
+    anthropic::AppendMessageStart(event_, identity, exchange_.prompt_tokens);
+    ok = co_await SendEvent(first_delay, false);
+    if (ok) {
+        event_.clear();
+        if (tool_use) {
+            anthropic::AppendToolUseBlockStart(event_, tool);
+        } else {
+            anthropic::AppendTextBlockStart(event_);
+        }
+        ok = co_await SendEvent(gap, false);
+    }
+    if (ok) {
+        event_.clear();
+        anthropic::AppendPing(event_);
+        ok = co_await SendEvent(gap, false);
+    }
+    for (int i = 0; ok; ++i) {
+        if (i == cut) {
+            if (fault->reset_after_chunks) {
+                co_await Sleep(gap);
+                Reset();
+                co_return After::kGone;
+            }
+            if (fault->stall_after_chunks) {
+                co_await WaitForPeerClose();
+                co_return After::kGone;
+            }
+            // In-stream errors carry no request_id; without error= it is the overload error.
+            const int status = fault->error ? NamedErrorStatus(*fault->error) : 529;
+            event_.clear();
+            anthropic::AppendErrorEvent(
+                event_, anthropic::ErrorBody(status, fault->error, exchange_.model, {}));
+            ok = co_await SendEvent(gap, true);
+            break;
+        }
+        if (i == deltas) {
+            event_.clear();
+            anthropic::AppendBlockStop(event_);
+            ok = co_await SendEvent(gap, false);
+            if (ok) {
+                event_.clear();
+                anthropic::AppendMessageDelta(event_, tool_use ? "tool_use" : "end_turn", deltas);
+                ok = co_await SendEvent(gap, false);
+            }
+            if (ok) {
+                event_.clear();
+                anthropic::AppendMessageStop(event_);
+                ok = co_await SendEvent(gap, true);
+            }
+            break;
+        }
+        event_.clear();
+        if (tool_use) {
+            anthropic::AppendInputJsonDelta(event_, anthropic::kToolInputFragments[i]);
+        } else {
+            anthropic::AppendTextDelta(event_, reply, i);
+        }
+        ok = co_await SendEvent(gap, false);
+    }
+    if (!ok) co_return After::kGone;
+    co_return exchange_.keep_alive ? After::kKeepAlive : After::kClose;
+}
+
 // Frames event_ as one HTTP chunk (plus the last-chunk marker when `last`) and writes it alone,
 // after `delay`, so that delays between events are visible on the wire.
 template <class AsyncStream>
@@ -468,6 +637,24 @@ void Session<AsyncStream>::AppendProviderHead(int status, std::string_view conte
                                               const FaultSpec* fault) {
     AppendHeadStart(out_, status, content_type, content_length, exchange_.keep_alive);
     if (status == 405) out_ += "Allow: POST\r\n";  // RFC 9110 15.5.6; chat is POST only.
+    if (exchange_.anthropic) {
+        fmt::format_to(std::back_inserter(out_), "request-id: {}\r\n", exchange_.request_id);
+        AppendAnthropicRateLimitHeaders(
+            out_, shared_.rate_limits.ObserveAnthropic(exchange_.prompt_tokens, exchange_.arrival));
+        if (fault != nullptr) {
+            if (anthropic::SuppressesRetryAfter(*fault)) {
+                FaultSpec headers = *fault;
+                headers.retry_after_s.reset();
+                headers.retry_after_date_s.reset();
+                headers.retry_after_ms.reset();
+                AppendFaultHeaders(out_, headers, exchange_.arrival);
+            } else {
+                AppendFaultHeaders(out_, *fault, exchange_.arrival);
+            }
+        }
+        out_ += "\r\n";
+        return;
+    }
     const auto elapsed = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() -
                                                                   exchange_.start);
     fmt::format_to(std::back_inserter(out_), "x-request-id: {}\r\nopenai-processing-ms: {}\r\n",
@@ -486,6 +673,7 @@ void Session<AsyncStream>::BeginExchange() {
     worker_.AppendId(exchange.request_id);
     exchange.path = PathOf(request().target());
     exchange.keep_alive = request().keep_alive();
+    exchange.anthropic = IsMessagesPath(exchange.path);
     exchange.model.clear();
     exchange.prompt_tokens = 1;
 }
@@ -505,6 +693,23 @@ void Session<AsyncStream>::Record(int status, std::string_view fault_text) {
     observation.content_type = HeaderValue(request(), "content-type");
     observation.body = request().body();
     shared_.stats.Record(observation);
+}
+
+template <class AsyncStream>
+std::string Session<AsyncStream>::ProviderMockError(std::string_view message) const {
+    if (exchange_.anthropic) {
+        return anthropic::ErrorEnvelope("mock_error", message, exchange_.request_id);
+    }
+    return MockError(message);
+}
+
+template <class AsyncStream>
+std::string Session<AsyncStream>::ProviderErrorBody(int status,
+                                                    std::optional<NamedError> error) const {
+    if (exchange_.anthropic) {
+        return anthropic::ErrorBody(status, error, exchange_.model, exchange_.request_id);
+    }
+    return openai::ErrorBody(status, error, exchange_.model);
 }
 
 template <class AsyncStream>

@@ -1,0 +1,61 @@
+#include "api/anthropic_wire.h"
+
+#include <boost/json.hpp>
+
+namespace switchyard::api {
+
+std::string_view AnthropicErrorTypeOf(unsigned status) {
+    switch (status) {
+        case 400:
+        case 405:
+        case 422:
+            return "invalid_request_error";
+        case 401:
+            return "authentication_error";
+        case 402:
+            return "billing_error";
+        case 403:
+            return "permission_error";
+        case 404:
+            return "not_found_error";
+        case 413:
+            return "request_too_large";
+        case 429:
+            return "rate_limit_error";
+        case 503:
+        case 529:
+            return "overloaded_error";
+        case 504:
+            return "timeout_error";
+        default:
+            return "api_error";
+    }
+}
+
+LocalReply RenderAnthropicError(const core::LocalError& error) {
+    const unsigned status = error.status != 0 ? error.status : core::StatusOf(error.kind);
+    boost::json::object inner;
+    inner["type"] = AnthropicErrorTypeOf(status);
+    inner["message"] = error.message;
+    if (!error.attempts.empty()) {
+        boost::json::array attempts;
+        for (const core::AttemptNote& a : error.attempts) {
+            boost::json::object note{{"model_group", a.model_group},
+                                     {"deployment", a.deployment},
+                                     {"error_class", a.error_class},
+                                     {"upstream_request_id", a.upstream_request_id},
+                                     {"wait_ms", a.wait_ms}};
+            if (a.status == 0) {
+                note["status"] = nullptr;
+            } else {
+                note["status"] = a.status;
+            }
+            attempts.push_back(std::move(note));
+        }
+        inner["attempts"] = std::move(attempts);
+    }
+    boost::json::object outer{{"type", "error"}, {"error", std::move(inner)}};
+    return {status, boost::json::serialize(outer)};
+}
+
+}  // namespace switchyard::api

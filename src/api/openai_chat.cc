@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <boost/json.hpp>
 
+#include "api/translate.h"
+
 namespace switchyard::api {
 namespace {
 
@@ -42,6 +44,10 @@ std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view bod
         return core::LocalError{ErrorKind::kMalformedJson,
                                 "The request body must be a JSON object."};
     }
+    return ChatRequestFromCanonical(std::move(parsed));
+}
+
+std::variant<ChatRequest, core::LocalError> ChatRequestFromCanonical(boost::json::value parsed) {
     ChatRequest request;
     const boost::json::object& object = parsed.get_object();
     std::optional<core::LocalError> error;
@@ -126,6 +132,41 @@ std::string RenderUpstreamBody(const ChatRequest& request, std::string_view mode
         }
     }
     return boost::json::serialize(copy);
+}
+
+std::variant<ChatRequest, core::LocalError> ParseAnthropicMessages(std::string_view body) {
+    boost::system::error_code ec;
+    boost::json::value parsed = boost::json::parse(body, ec);
+    if (ec || !parsed.is_object()) {
+        return core::LocalError{
+            ErrorKind::kMalformedJson,
+            ec ? "We could not parse the JSON body of your request: " + ec.message() + "."
+               : std::string("The request body must be a JSON object.")};
+    }
+    boost::json::object& original = parsed.get_object();
+    // Gateway fields ride along in the canonical request and never reach a provider.
+    boost::json::object gateway;
+    for (const char* field : {"models", "fallbacks"}) {
+        if (const auto it = original.find(field); it != original.end()) {
+            gateway[field] = it->value();
+            original.erase(it);
+        }
+    }
+    const boost::json::value* model = original.if_contains("model");
+    if ((model == nullptr || !model->is_string() || model->get_string().empty()) &&
+        !gateway.contains("models")) {
+        return core::LocalError{ErrorKind::kModelNotFound, "model: Field required", "model"};
+    }
+    auto translated = AnthropicRequestToOpenAi(original);
+    if (auto* error = std::get_if<core::LocalError>(&translated)) return *error;
+    boost::json::object canonical = std::move(std::get<boost::json::object>(translated));
+    for (auto& [key, value] : gateway) canonical[key] = value;
+    auto result = ChatRequestFromCanonical(boost::json::value(std::move(canonical)));
+    if (auto* request = std::get_if<ChatRequest>(&result)) {
+        request->wire = Wire::kAnthropic;
+        request->original = std::move(original);
+    }
+    return result;
 }
 
 }  // namespace switchyard::api

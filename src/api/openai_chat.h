@@ -13,10 +13,16 @@
 
 namespace switchyard::api {
 
-// What routing needs from an OpenAI chat completions request, read once from the body.
+// The API a client or a deployment speaks.
+enum class Wire { kOpenAi, kAnthropic };
+
+// What routing needs from a chat request, read once from the body. `body` is the canonical form
+// (OpenAI chat completions); a request that arrived in Anthropic's format keeps its original too.
 struct ChatRequest {
-    boost::json::value body;  // the parsed request, kept for rewriting
-    std::string model;        // the model group the client named (models[0] when `models` is used)
+    Wire wire = Wire::kOpenAi;     // the client's API
+    boost::json::object original;  // Anthropic clients: their request, gateway fields removed
+    boost::json::value body;       // the parsed request, kept for rewriting
+    std::string model;  // the model group the client named (models[0] when `models` is used)
     bool stream = false;
     bool include_usage = false;   // stream_options.include_usage
     std::int64_t max_tokens = 0;  // max_completion_tokens or max_tokens; 0 when absent
@@ -38,6 +44,14 @@ struct RequestOverrides {
 // kModelNotFound (no string `model` and no `models`), kInvalidRequest (`stream` not a boolean,
 // `models` / `fallbacks` not arrays of strings).
 std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view body);
+
+// The same from an already parsed canonical (OpenAI-format) request object.
+std::variant<ChatRequest, core::LocalError> ChatRequestFromCanonical(boost::json::value body);
+
+// Scans an Anthropic Messages request: gateway fields (`models`, `fallbacks`) are taken out, the
+// rest is translated to the canonical form (a feature that cannot be carried over is a 400 naming
+// it) and kept as sent for Anthropic deployments.
+std::variant<ChatRequest, core::LocalError> ParseAnthropicMessages(std::string_view body);
 
 // The body to send upstream: `model` replaced, gateway fields removed, and a fallback entry's
 // system prompt and parameters applied. Callers skip this when nothing changes and forward the

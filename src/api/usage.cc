@@ -4,7 +4,7 @@
 
 namespace switchyard::api {
 
-std::optional<Usage> FindOpenAiUsage(std::string_view json) {
+std::optional<Usage> FindUsage(std::string_view json) {
     const std::size_t key = json.rfind("\"usage\"");
     if (key == std::string_view::npos) return std::nullopt;
     std::size_t pos = key + 7;
@@ -27,11 +27,14 @@ std::optional<Usage> FindOpenAiUsage(std::string_view json) {
     if (ec || !value.is_object()) return std::nullopt;
     const auto& o = value.get_object();
     Usage usage;
-    if (const auto* p = o.if_contains("prompt_tokens"); p && p->is_int64()) {
-        usage.input_tokens = p->get_int64();
+    for (const char* key : {"prompt_tokens", "input_tokens"}) {
+        if (const auto* v = o.if_contains(key); v && v->is_int64())
+            usage.input_tokens = v->get_int64();
     }
-    if (const auto* c = o.if_contains("completion_tokens"); c && c->is_int64()) {
-        usage.output_tokens = c->get_int64();
+    for (const char* key : {"completion_tokens", "output_tokens"}) {
+        if (const auto* v = o.if_contains(key); v && v->is_int64()) {
+            usage.output_tokens = v->get_int64();
+        }
     }
     return usage;
 }

@@ -34,7 +34,8 @@ class Secret final {
     std::string origin_;
 };
 
-enum class Provider { kOpenAi };
+// The wire format a deployment speaks (and a client, for the front API).
+enum class Provider { kOpenAi, kAnthropic };
 
 // One concrete upstream target: provider + model + endpoint + key.
 struct Deployment {
@@ -46,7 +47,8 @@ struct Deployment {
     std::string api_base;  // as written, for display
     Secret api_key;
     double weight = 1.0;
-    std::string ca_file;      // extra trust anchors for TLS; the system store is always used too
+    std::string ca_file;  // extra trust anchors for TLS; the system store is always used too
+    std::string anthropic_version = "2023-06-01";  // the anthropic-version header (Anthropic)
     double input_price = 0;   // per million input tokens, for the cheapest strategy
     double output_price = 0;  // per million output tokens
     int line = 0;

@@ -197,16 +197,23 @@ void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
     out.line = node.Mark().line + 1;
     if (!r.CheckMap(node, "deployment of '" + group + "'",
                     {"name", "provider", "model", "api_base", "api_key", "weight", "ca_file",
-                     "input_price", "output_price"})) {
+                     "input_price", "output_price", "anthropic_version"})) {
         return;
     }
     std::string provider = "openai";
     r.String(node, "provider", provider);
-    if (provider != "openai") {
-        r.Fail(node["provider"], "unsupported provider '" + provider + "' (supported: openai)");
+    if (provider == "openai") {
+        out.provider = Provider::kOpenAi;
+    } else if (provider == "anthropic") {
+        out.provider = Provider::kAnthropic;
+    } else {
+        r.Fail(node["provider"],
+               "unsupported provider '" + provider + "' (supported: openai, anthropic)");
     }
+    r.String(node, "anthropic_version", out.anthropic_version);
     r.String(node, "model", out.model, /*required=*/true);
-    out.api_base = "https://api.openai.com/v1";
+    out.api_base = out.provider == Provider::kAnthropic ? "https://api.anthropic.com/v1"
+                                                        : "https://api.openai.com/v1";
     r.String(node, "api_base", out.api_base);
     std::string error;
     if (auto url = core::ParseBaseUrl(out.api_base, error)) {

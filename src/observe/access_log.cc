@@ -56,7 +56,7 @@ std::string AccessLog::Format(const RequestRecord& r) {
         core::Rfc3339(r.start), Quote(r.method), Quote(r.path), r.route, Quote(r.model_group),
         Quote(r.deployment), r.status, r.latency_seconds * 1000.0, Quote(r.upstream_request_id),
         r.bytes_in, r.bytes_out, r.stream);
-    if (r.input_tokens >= 0) {
+    if (r.input_tokens >= 0 || r.output_tokens >= 0) {
         line += fmt::format(",\"input_tokens\":{},\"output_tokens\":{}", r.input_tokens,
                             r.output_tokens);
     }

@@ -10,11 +10,13 @@
 
 #include "api/local_reply.h"
 #include "api/openai_chat.h"
+#include "api/translate.h"
+#include "core/sse_parser.h"
 #include "core/time_format.h"
 #include "policy/backoff.h"
 #include "policy/classify.h"
 #include "policy/spend_cap.h"
-#include "providers/openai_upstream.h"
+#include "providers/upstream_request.h"
 #include "routing/fallback_plan.h"
 #include "routing/strategy.h"
 #include "server/http_io.h"
@@ -114,8 +116,16 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
         overrides.params = &stage.group->params;
     }
     overrides.stream_upstream = journey.stream_upstream;
-    const providers::UpstreamRequest upstream_request =
-        providers::BuildOpenAiChat(deployment, journey.request, journey.client_body, overrides);
+    auto built = providers::BuildUpstreamRequest(deployment, journey.request, journey.client_body,
+                                                 overrides);
+    if (auto* error = std::get_if<core::LocalError>(&built)) {
+        // The request cannot be carried over to this deployment's API: the client's to fix.
+        end.transport = *error;
+        end.outcome = {policy::Action::kGiveUp, policy::ErrorClass::kBadRequest};
+        co_return;
+    }
+    const providers::UpstreamRequest& upstream_request =
+        std::get<providers::UpstreamRequest>(built);
     upstream::UpstreamCall call(ctx.worker.pool, context.clock);
     // The request's deadline bounds everything before the upstream starts answering; an answer
     // that has started (a long stream) runs to the total timeout.
@@ -140,8 +150,11 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
     const bool success = end.status >= 200 && end.status < 300;
     const std::string_view content_type = header[http::field::content_type];
     if (success && content_type.starts_with("text/event-stream")) {
-        const StreamOptions options{journey.background, t.first_token, t.chunk,
-                                    t.pings_are_progress, journey.stream_upstream};
+        StreamOptions options{journey.background, t.first_token, t.chunk, t.pings_are_progress,
+                              journey.stream_upstream};
+        options.upstream = providers::WireOf(deployment.provider);
+        options.front = journey.request.wire;
+        options.include_usage = journey.request.include_usage;
         StreamResult stream;
         co_await RelayStream(ctx, call, options, stream);
         if (stream.committed) {
@@ -178,7 +191,7 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
     }
     if (success) {
         end.answered = true;
-        co_await WriteUpstreamAnswer(ctx, header, body);
+        co_await WriteUpstreamAnswer(ctx, header, body, providers::WireOf(deployment.provider));
         co_return;
     }
     policy::AttemptResult result;
@@ -230,6 +243,18 @@ asio::awaitable<void> Sleep(RequestContext& ctx, milliseconds delay) {
     (void)ec;
 }
 
+// The static degradation, rendered for an Anthropic client.
+std::string StaticInAnthropic(const std::string& openai, bool stream) {
+    if (!stream) return TranslateBody(openai, 200, api::Wire::kOpenAi, api::Wire::kAnthropic);
+    api::OpenAiToAnthropicStream translate;
+    core::SseParser sse;
+    core::SseEvent event;
+    std::string out;
+    sse.Feed(openai);
+    while (sse.Next(event)) translate.Feed(event.name, event.data, out);
+    return out;
+}
+
 // The last word when every target failed: a static degradation, or an error that lists every
 // attempt, with the status of the last upstream answer (502/504 when there was none).
 asio::awaitable<void> Exhausted(RequestContext& ctx, Journey& journey, const AttemptEnd& last,
@@ -242,6 +267,8 @@ asio::awaitable<void> Exhausted(RequestContext& ctx, Journey& journey, const Att
                                       .count();
         std::string body =
             api::RenderOpenAiStaticCompletion(degradation.content, created, journey.request.stream);
+        if (ctx.wire == api::Wire::kAnthropic)
+            body = StaticInAnthropic(body, journey.request.stream);
         ctx.error = "degraded: every target failed";
         ctx.deployment.clear();
         ctx.model = "switchyard-degraded";
@@ -288,7 +315,7 @@ asio::awaitable<void> Exhausted(RequestContext& ctx, Journey& journey, const Att
         }
     }
     Response response{static_cast<http::status>(error.status), 11};
-    api::LocalReply reply = api::RenderOpenAiError(error);
+    api::LocalReply reply = RenderLocalError(ctx, error);
     ctx.error = error.message;
     response.set(http::field::content_type, "application/json");
     for (const auto& [name, value] : ctx.reply_headers) response.set(name, value);
@@ -329,12 +356,27 @@ int HeaderInt(const Request& request, std::string_view name) {
     return ec == std::errc() && end == text.data() + text.size() ? value : -1;
 }
 
+// Both front APIs share the attempt loop below.
+asio::awaitable<void> Serve(RequestContext& ctx);
+
 }  // namespace
 
 asio::awaitable<void> ServeChat(RequestContext& ctx) {
+    ctx.record.route = "chat";
+    co_await Serve(ctx);
+}
+
+asio::awaitable<void> ServeMessages(RequestContext& ctx) {
+    ctx.record.route = "messages";
+    ctx.wire = api::Wire::kAnthropic;
+    co_await Serve(ctx);
+}
+
+namespace {
+
+asio::awaitable<void> Serve(RequestContext& ctx) {
     ServerContext& context = ctx.Context();
     const config::Config& config = ctx.Config();
-    ctx.record.route = "chat";
     ctx.record.bytes_in = ctx.request.body().size();
     if (const int retry_count = HeaderInt(ctx.request, "x-stainless-retry-count");
         retry_count > 0) {
@@ -342,7 +384,9 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
         ctx.record.client_retry_count = retry_count;
         context.metrics.CountClientRetry();
     }
-    auto parsed = api::ParseOpenAiChat(ctx.request.body());
+    auto parsed = ctx.wire == api::Wire::kAnthropic
+                      ? api::ParseAnthropicMessages(ctx.request.body())
+                      : api::ParseOpenAiChat(ctx.request.body());
     if (auto* error = std::get_if<core::LocalError>(&parsed)) {
         if (error->kind == core::ErrorKind::kModelNotFound) *error = UnknownModel(config, "");
         co_await WriteLocalError(ctx, *error);
@@ -475,7 +519,8 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
                 case policy::Action::kGiveUp:
                     // The request itself is wrong: the client gets the provider's answer unchanged.
                     if (end.header) {
-                        co_await WriteUpstreamAnswer(ctx, *end.header, end.body);
+                        co_await WriteUpstreamAnswer(ctx, *end.header, end.body,
+                                                     providers::WireOf(deployment.provider));
                     } else {
                         co_await WriteLocalError(ctx, end.transport);
                     }
@@ -489,7 +534,8 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
                             : std::vector<routing::PlannedGroup>{};
                     if (semantic.empty()) {
                         if (end.header) {
-                            co_await WriteUpstreamAnswer(ctx, *end.header, end.body);
+                            co_await WriteUpstreamAnswer(ctx, *end.header, end.body,
+                                                         providers::WireOf(deployment.provider));
                         } else {
                             co_await WriteLocalError(ctx, end.transport);
                         }
@@ -549,5 +595,7 @@ asio::awaitable<void> ServeChat(RequestContext& ctx) {
     }
     co_await Exhausted(ctx, journey, last, rate_limited_for, all_rate_limited);
 }
+
+}  // namespace
 
 }  // namespace switchyard::server

@@ -13,4 +13,8 @@ namespace switchyard::server {
 // lists every attempt (or a static degradation, when configured).
 asio::awaitable<void> ServeChat(RequestContext& ctx);
 
+// POST /v1/messages: the same for clients of Anthropic's Messages API; requests and answers are
+// translated when the serving deployment speaks the other API.
+asio::awaitable<void> ServeMessages(RequestContext& ctx);
+
 }  // namespace switchyard::server

@@ -1,9 +1,15 @@
 #include "server/http_io.h"
 
+#include "api/anthropic_wire.h"
 #include "api/local_reply.h"
 #include "core/version.h"
 
 namespace switchyard::server {
+
+api::LocalReply RenderLocalError(const RequestContext& ctx, const core::LocalError& error) {
+    return ctx.wire == api::Wire::kAnthropic ? api::RenderAnthropicError(error)
+                                             : api::RenderOpenAiError(error);
+}
 
 asio::awaitable<bool> WriteResponse(RequestContext& ctx, Response& response) {
     response.version(11);
@@ -11,9 +17,12 @@ asio::awaitable<bool> WriteResponse(RequestContext& ctx, Response& response) {
     response.set(http::field::server, "switchyard");
     response.prepare_payload();
     ctx.record.status = response.result_int();
-    ctx.stream.expires_after(kDownstreamWriteTimeout);
+    // A small answer fits the socket buffer and is written at once; arming a timer for it would
+    // cost a timer syscall per request. Large ones get the write timeout.
+    const bool large = response.body().size() > kUntimedWriteBytes;
+    if (large) ctx.stream.expires_after(kDownstreamWriteTimeout);
     auto [ec, written] = co_await http::async_write(ctx.stream, response, kTuple);
-    ctx.stream.expires_never();
+    if (large) ctx.stream.expires_never();
     ctx.record.bytes_out += written;
     if (ec) {
         ctx.keep_alive = false;
@@ -23,7 +32,7 @@ asio::awaitable<bool> WriteResponse(RequestContext& ctx, Response& response) {
 }
 
 asio::awaitable<bool> WriteLocalError(RequestContext& ctx, const core::LocalError& error) {
-    api::LocalReply reply = api::RenderOpenAiError(error);
+    api::LocalReply reply = RenderLocalError(ctx, error);
     ctx.error = error.message;
     Response response{static_cast<http::status>(reply.status), 11};
     response.set(http::field::content_type, "application/json");

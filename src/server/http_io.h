@@ -2,6 +2,7 @@
 
 #include <string_view>
 
+#include "api/local_reply.h"
 #include "core/error.h"
 #include "server/request_context.h"
 
@@ -13,7 +14,10 @@ using Response = http::response<http::string_body>;
 // bytes in the request's record. False when the client is gone.
 asio::awaitable<bool> WriteResponse(RequestContext& ctx, Response& response);
 
-// A local reply for `error` in the OpenAI wire format.
+// `error` in the client's wire format (OpenAI or Anthropic envelope).
+api::LocalReply RenderLocalError(const RequestContext& ctx, const core::LocalError& error);
+
+// A local reply for `error` in the client's wire format.
 // Pass named objects: g++ 12 may destroy a temporary argument of a coroutine twice.
 asio::awaitable<bool> WriteLocalError(RequestContext& ctx, const core::LocalError& error);
 
@@ -23,5 +27,6 @@ asio::awaitable<bool> WriteBody(RequestContext& ctx, std::string body,
 
 // Time allowed for one downstream write before the client counts as gone.
 inline constexpr std::chrono::seconds kDownstreamWriteTimeout{30};
+inline constexpr std::size_t kUntimedWriteBytes = 64 * 1024;
 
 }  // namespace switchyard::server

@@ -1,8 +1,10 @@
 #include "server/relay.h"
 
 #include <boost/json.hpp>
+#include <optional>
 
 #include "api/stream_assembler.h"
+#include "api/translate.h"
 #include "api/usage.h"
 #include "core/sse_parser.h"
 #include "server/http_io.h"
@@ -14,13 +16,27 @@ namespace {
 constexpr std::string_view kPassThroughHeaders[] = {"retry-after", "retry-after-ms"};
 
 void NoteUsage(RequestContext& ctx, std::string_view json) {
-    if (const auto usage = api::FindOpenAiUsage(json)) {
-        ctx.record.input_tokens = usage->input_tokens;
-        ctx.record.output_tokens = usage->output_tokens;
+    if (const auto usage = api::FindUsage(json)) {
+        if (usage->input_tokens >= 0) ctx.record.input_tokens = usage->input_tokens;
+        if (usage->output_tokens >= 0) ctx.record.output_tokens = usage->output_tokens;
     }
 }
 
 }  // namespace
+
+std::string TranslateBody(std::string_view body, unsigned status, api::Wire from, api::Wire to) {
+    if (from == to) return std::string(body);
+    if (status < 200 || status >= 300) {
+        return from == api::Wire::kAnthropic ? api::AnthropicErrorToOpenAi(body, status)
+                                             : api::OpenAiErrorToAnthropic(body, status);
+    }
+    boost::system::error_code ec;
+    boost::json::value parsed = boost::json::parse(body, ec);
+    if (ec || !parsed.is_object()) return std::string(body);
+    return boost::json::serialize(from == api::Wire::kAnthropic
+                                      ? api::AnthropicResponseToOpenAi(parsed.get_object())
+                                      : api::OpenAiResponseToAnthropic(parsed.get_object()));
+}
 
 void SetServedHeaders(const RequestContext& ctx, http::fields& fields) {
     fields.set("x-switchyard-model-group", ctx.model_group);
@@ -35,12 +51,16 @@ void SetServedHeaders(const RequestContext& ctx, http::fields& fields) {
 }
 
 asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
-                                          const http::response_header<>& header,
-                                          std::string& body) {
+                                          const http::response_header<>& header, std::string& body,
+                                          api::Wire upstream) {
     Response response{header.result(), 11};
     const std::string_view content_type = header[http::field::content_type];
     response.set(http::field::content_type,
                  content_type.empty() ? std::string_view("application/json") : content_type);
+    if (ctx.wire != upstream) {
+        body = TranslateBody(body, header.result_int(), upstream, ctx.wire);
+        response.set(http::field::content_type, "application/json");
+    }
     for (std::string_view name : kPassThroughHeaders) {
         if (const auto it = header.find(name); it != header.end()) response.set(name, it->value());
     }
@@ -69,7 +89,10 @@ bool CarriesContent(const core::SseEvent& event) {
     if (ec || !value.is_object()) return true;  // not ours to judge: forward it
     const boost::json::object& o = value.get_object();
     if (const auto* type = o.if_contains("type"); type && type->is_string()) {
-        return *type != "ping" && *type != "message_start";  // Anthropic: deltas, stops, ...
+        // Anthropic: a block's first delta, the message's delta or its end carry content; the
+        // message_start, a block's empty start and pings do not.
+        return *type == "content_block_delta" || *type == "message_delta" ||
+               *type == "message_stop";
     }
     const auto* choices = o.if_contains("choices");
     if (choices == nullptr || !choices->is_array() || choices->get_array().empty()) {
@@ -93,6 +116,23 @@ bool CarriesContent(const core::SseEvent& event) {
            (refusal != nullptr && !refusal->is_null());
 }
 
+// The event that ends a stream broken after its commit point, in the client's API.
+std::string StreamErrorEvent(api::Wire front, std::string_view message) {
+    if (front == api::Wire::kAnthropic) {
+        boost::json::object error{{"type", "api_error"}, {"message", message}};
+        return "event: error\ndata: " +
+               boost::json::serialize(
+                   boost::json::object{{"type", "error"}, {"error", std::move(error)}}) +
+               "\n\n";
+    }
+    boost::json::object error{{"message", message},
+                              {"type", "upstream_error"},
+                              {"param", nullptr},
+                              {"code", "stream_interrupted"}};
+    return "data: " + boost::json::serialize(boost::json::object{{"error", std::move(error)}}) +
+           "\n\n";
+}
+
 bool IsProgress(const core::SseEvent& event, bool pings_are_progress) {
     if (pings_are_progress) return true;
     return event.has_data && event.name != "ping" && event.data != "{\"type\": \"ping\"}" &&
@@ -105,8 +145,33 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
                                   const StreamOptions& options, StreamResult& result) {
     const core::Clock& clock = ctx.Context().clock;
     const auto& header = call.Header();
+    // The client's API may differ from the deployment's: translate event by event. In assemble
+    // mode the events become OpenAI chunks, the assembler's input.
+    std::optional<api::AnthropicToOpenAiStream> to_openai;
+    std::optional<api::OpenAiToAnthropicStream> to_anthropic;
+    if (options.upstream == api::Wire::kAnthropic &&
+        (options.front == api::Wire::kOpenAi || options.assemble)) {
+        to_openai.emplace(options.include_usage || options.assemble);
+    } else if (options.upstream == api::Wire::kOpenAi && options.front == api::Wire::kAnthropic &&
+               !options.assemble) {
+        to_anthropic.emplace();
+    }
+    const bool translating = to_openai || to_anthropic;
+    auto emit = [&](const core::SseEvent& e, std::string& destination) {
+        if (to_openai) {
+            to_openai->Feed(e.name, e.data, destination);
+        } else if (to_anthropic) {
+            to_anthropic->Feed(e.name, e.data, destination);
+        } else {
+            destination.append(e.raw);
+        }
+    };
     http::response<http::empty_body> response{header.result(), 11};
-    response.set(http::field::content_type, header[http::field::content_type]);
+    if (translating) {
+        response.set(http::field::content_type, "text/event-stream; charset=utf-8");
+    } else {
+        response.set(http::field::content_type, header[http::field::content_type]);
+    }
     response.set(http::field::cache_control, "no-cache");
     response.set(http::field::server, "switchyard");
     response.keep_alive(ctx.keep_alive);
@@ -134,11 +199,11 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
                 result.error_event = event.data;
                 co_return;
             }
-            if (event.data == "[DONE]") done_seen = true;
+            if (event.data == "[DONE]" || event.name == "message_stop") done_seen = true;
             if (event.data.find("\"usage\":{") != std::string::npos) NoteUsage(ctx, event.data);
             if (!content_seen && CarriesContent(event)) content_seen = true;
             if (content_seen && IsProgress(event, options.pings_are_progress)) progress = true;
-            (result.committed ? out : held).append(event.raw);
+            emit(event, result.committed ? out : held);
         }
         if (progress) call.SetReadDeadline(clock.Now() + options.chunk);
         if (!result.committed && content_seen && !options.background && !options.assemble) {
@@ -189,7 +254,7 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
             Response json{http::status::ok, 11};
             json.set(http::field::content_type, "application/json");
             SetServedHeaders(ctx, json);
-            json.body() = assembler.Json();
+            json.body() = TranslateBody(assembler.Json(), 200, api::Wire::kOpenAi, options.front);
             co_await WriteResponse(ctx, json);
             co_return;
         }
@@ -208,17 +273,13 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
     out = std::move(held);
     if (call.Failed()) {
         ctx.error = call.Error().message;
-        out.append(sse.Pending());
+        if (!translating) out.append(sse.Pending());
         if (!out.empty() && !out.ends_with("\n\n")) out.append("\n\n");
-        boost::json::object error{{"message", call.Error().message},
-                                  {"type", "upstream_error"},
-                                  {"param", nullptr},
-                                  {"code", "stream_interrupted"}};
-        out += "data: " + boost::json::serialize(boost::json::object{{"error", std::move(error)}}) +
-               "\n\n";
+        out += StreamErrorEvent(options.front, call.Error().message);
     } else {
-        out.append(sse.Pending());  // an unterminated last event is still the provider's bytes
-        if (!done_seen) ctx.error = "upstream stream ended without [DONE]";
+        // An unterminated last event is still the provider's bytes (when passed through as is).
+        if (!translating) out.append(sse.Pending());
+        if (!done_seen) ctx.error = "upstream stream ended before its end event";
     }
     ctx.stream.expires_after(kDownstreamWriteTimeout);
     if (!out.empty()) {

@@ -12,10 +12,15 @@ namespace switchyard::server {
 // depth and the provider's request id.
 void SetServedHeaders(const RequestContext& ctx, http::fields& fields);
 
+// A whole response body of API `from` in API `to`: success bodies and error envelopes.
+std::string TranslateBody(std::string_view body, unsigned status, api::Wire from, api::Wire to);
+
 // Writes an upstream answer that was read whole (JSON success, or an error passed through):
-// its status, content type and body, retry-after passed through, the served headers added.
+// its status, content type and body — translated to the client's API when the deployment speaks
+// the other one — retry-after passed through, the served headers added.
 asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
-                                          const http::response_header<>& header, std::string& body);
+                                          const http::response_header<>& header, std::string& body,
+                                          api::Wire upstream);
 
 // How a stream is relayed.
 struct StreamOptions {
@@ -26,6 +31,9 @@ struct StreamOptions {
     // Answer with one chat.completion assembled from the stream (the client did not ask for a
     // stream; it was streamed upstream because it may run long). Implies background.
     bool assemble = false;
+    api::Wire upstream = api::Wire::kOpenAi;  // what the deployment speaks
+    api::Wire front = api::Wire::kOpenAi;     // what the client speaks
+    bool include_usage = false;               // the client asked for OpenAI's usage chunk
 };
 
 // How a relayed stream ended.

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "api/openai_chat.h"
 #include "core/asio.h"
 #include "observe/request_record.h"
 #include "server/server_context.h"
@@ -28,7 +29,8 @@ struct RequestContext {
     std::string deployment;
     std::string upstream_request_id;
     std::string error;
-    std::string model;  // the model that answered (the deployment's)
+    std::string model;                    // the model that answered (the deployment's)
+    api::Wire wire = api::Wire::kOpenAi;  // the API the client speaks: local replies use it
     // Extra headers for a local reply (Allow on a 405, retry-after on a 429).
     std::vector<std::pair<std::string, std::string>> reply_headers;
 

@@ -12,12 +12,13 @@ constexpr std::uint32_t kMaxRequestHeaderBytes = 64 * 1024;
 struct Route {
     std::string_view path;
     http::verb method;
-    enum Kind { kChat, kModels, kLive, kReady, kMetrics, kStatus } kind;
+    enum Kind { kChat, kMessages, kModels, kLive, kReady, kMetrics, kStatus } kind;
 };
 
 constexpr Route kRoutes[] = {
     {"/v1/chat/completions", http::verb::post, Route::kChat},
     {"/chat/completions", http::verb::post, Route::kChat},
+    {"/v1/messages", http::verb::post, Route::kMessages},
     {"/v1/models", http::verb::get, Route::kModels},
     {"/models", http::verb::get, Route::kModels},
     {"/health/live", http::verb::get, Route::kLive},
@@ -68,6 +69,9 @@ asio::awaitable<void> Dispatch(RequestContext& ctx) {
     switch (route->kind) {
         case Route::kChat:
             co_await ServeChat(ctx);
+            break;
+        case Route::kMessages:
+            co_await ServeMessages(ctx);
             break;
         case Route::kModels:
             co_await ServeModels(ctx);
@@ -124,6 +128,7 @@ asio::awaitable<void> RejectUnreadable(Worker& worker, beast::tcp_stream& stream
     // The header may be incomplete; whatever was parsed of it names the request in the log.
     ctx.request.base() = parser.get().base();
     ctx.path = std::string(ctx.request.target().substr(0, ctx.request.target().find('?')));
+    if (ctx.path == "/v1/messages") ctx.wire = api::Wire::kAnthropic;
     ctx.record.route = "rejected";
     co_await WriteLocalError(ctx, error);
     Finish(ctx);

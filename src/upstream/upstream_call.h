@@ -8,7 +8,7 @@
 #include "config/config.h"
 #include "core/asio.h"
 #include "core/error.h"
-#include "providers/openai_upstream.h"
+#include "providers/upstream_request.h"
 #include "upstream/connection_pool.h"
 
 namespace switchyard::upstream {

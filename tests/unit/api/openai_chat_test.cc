@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "api/usage.h"
-#include "providers/openai_upstream.h"
+#include "providers/upstream_request.h"
 
 namespace switchyard::api {
 namespace {
@@ -45,7 +45,8 @@ TEST(OpenAiChatTest, UpstreamRequestRewritesModelOnlyWhenItDiffers) {
     d.model = "gpt-4.1";
     d.base_url.path_prefix = "/v1";
     d.api_key = config::Secret("sk-test", "inline");
-    const providers::UpstreamRequest up = providers::BuildOpenAiChat(d, request, body);
+    const providers::UpstreamRequest up =
+        std::get<providers::UpstreamRequest>(providers::BuildUpstreamRequest(d, request, body));
     EXPECT_EQ(up.target, "/v1/chat/completions");
     const auto sent = boost::json::parse(up.Body()).as_object();
     EXPECT_EQ(sent.at("model").as_string(), "gpt-4.1");
@@ -61,7 +62,8 @@ TEST(OpenAiChatTest, UpstreamRequestRewritesModelOnlyWhenItDiffers) {
 
     d.model = "group";
     d.api_key = {};
-    const providers::UpstreamRequest same = providers::BuildOpenAiChat(d, request, body);
+    const providers::UpstreamRequest same =
+        std::get<providers::UpstreamRequest>(providers::BuildUpstreamRequest(d, request, body));
     EXPECT_EQ(same.Body(), body) << "unchanged model: the client's bytes go upstream as they came";
     EXPECT_EQ(same.shared, &body);
     for (const auto& [name, value] : same.headers) EXPECT_NE(name, "authorization");
@@ -235,14 +237,14 @@ TEST(OpenAiChatTest, UpstreamBodyAppliesPromptAndParamsTogether) {
 }
 
 TEST(UsageTest, FindsTheLastUsageObject) {
-    auto usage = FindOpenAiUsage(
+    auto usage = FindUsage(
         R"({"id":"x","choices":[],"usage":{"prompt_tokens":11,"completion_tokens":7,"total_tokens":18,"prompt_tokens_details":{"cached_tokens":0}}})");
     ASSERT_TRUE(usage);
     EXPECT_EQ(usage->input_tokens, 11);
     EXPECT_EQ(usage->output_tokens, 7);
-    EXPECT_FALSE(FindOpenAiUsage(R"({"usage":null})"));
-    EXPECT_FALSE(FindOpenAiUsage(R"({"choices":[]})"));
-    EXPECT_FALSE(FindOpenAiUsage(R"({"usage":{"prompt_tokens":1)"));
+    EXPECT_FALSE(FindUsage(R"({"usage":null})"));
+    EXPECT_FALSE(FindUsage(R"({"choices":[]})"));
+    EXPECT_FALSE(FindUsage(R"({"usage":{"prompt_tokens":1)"));
 }
 
 }  // namespace

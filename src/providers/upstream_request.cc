@@ -1,0 +1,97 @@
+#include "providers/upstream_request.h"
+
+#include <boost/json.hpp>
+
+#include "api/translate.h"
+#include "core/version.h"
+
+namespace switchyard::providers {
+namespace {
+
+bool Overridden(const api::RequestOverrides& overrides) {
+    return (overrides.system_prompt != nullptr && overrides.system_prompt->has_value()) ||
+           (overrides.params != nullptr && !overrides.params->empty()) || overrides.stream_upstream;
+}
+
+void CommonHeaders(const api::ChatRequest& request, const api::RequestOverrides& overrides,
+                   UpstreamRequest& out) {
+    const bool stream = request.stream || overrides.stream_upstream;
+    out.headers.emplace_back("content-type", "application/json");
+    out.headers.emplace_back("accept", stream ? "text/event-stream" : "application/json");
+    out.headers.emplace_back("user-agent", std::string("switchyard/") + kVersion);
+}
+
+UpstreamRequest OpenAiRequest(const config::Deployment& deployment, const api::ChatRequest& request,
+                              const std::string& client_body,
+                              const api::RequestOverrides& overrides) {
+    UpstreamRequest out;
+    out.target = deployment.base_url.path_prefix + "/chat/completions";
+    if (request.wire == api::Wire::kOpenAi && request.model == deployment.model &&
+        !request.has_gateway_fields && !Overridden(overrides)) {
+        out.shared = &client_body;
+    } else {
+        out.rendered = api::RenderUpstreamBody(request, deployment.model, overrides);
+    }
+    CommonHeaders(request, overrides, out);
+    if (!deployment.api_key.Empty()) {
+        out.headers.emplace_back("authorization", "Bearer " + deployment.api_key.Reveal());
+    }
+    return out;
+}
+
+std::variant<UpstreamRequest, core::LocalError> AnthropicRequest(
+    const config::Deployment& deployment, const api::ChatRequest& request,
+    const std::string& client_body, const api::RequestOverrides& overrides) {
+    UpstreamRequest out;
+    out.target = deployment.base_url.path_prefix + "/messages";
+    if (request.wire == api::Wire::kAnthropic && !Overridden(overrides)) {
+        // The client speaks Anthropic already: its request, with the deployment's model.
+        if (request.model == deployment.model && !request.has_gateway_fields) {
+            out.shared = &client_body;
+        } else {
+            boost::json::object body = request.original;
+            body["model"] = deployment.model;
+            out.rendered = boost::json::serialize(body);
+        }
+    } else {
+        const std::string canonical = api::RenderUpstreamBody(request, deployment.model, overrides);
+        auto translated = api::OpenAiRequestToAnthropic(boost::json::parse(canonical).as_object(),
+                                                        kDefaultAnthropicMaxTokens);
+        if (auto* error = std::get_if<core::LocalError>(&translated)) {
+            error->message = "Cannot send this request to Anthropic deployment '" +
+                             deployment.name + "': " + error->message;
+            return *error;
+        }
+        out.rendered = boost::json::serialize(std::get<boost::json::object>(translated));
+    }
+    CommonHeaders(request, overrides, out);
+    out.headers.emplace_back("anthropic-version", deployment.anthropic_version);
+    if (!deployment.api_key.Empty()) {
+        out.headers.emplace_back("x-api-key", deployment.api_key.Reveal());
+    }
+    return out;
+}
+
+}  // namespace
+
+std::variant<UpstreamRequest, core::LocalError> BuildUpstreamRequest(
+    const config::Deployment& deployment, const api::ChatRequest& request,
+    const std::string& client_body, const api::RequestOverrides& overrides) {
+    switch (deployment.provider) {
+        case config::Provider::kOpenAi:
+            return OpenAiRequest(deployment, request, client_body, overrides);
+        case config::Provider::kAnthropic:
+            return AnthropicRequest(deployment, request, client_body, overrides);
+    }
+    return OpenAiRequest(deployment, request, client_body, overrides);
+}
+
+api::Wire WireOf(config::Provider provider) {
+    return provider == config::Provider::kAnthropic ? api::Wire::kAnthropic : api::Wire::kOpenAi;
+}
+
+std::string_view RequestIdHeader(config::Provider provider) {
+    return provider == config::Provider::kAnthropic ? "request-id" : "x-request-id";
+}
+
+}  // namespace switchyard::providers

@@ -20,9 +20,10 @@ asio::awaitable<bool> WriteResponse(RequestContext& ctx, Response& response) {
     // A small answer fits the socket buffer and is written at once; arming a timer for it would
     // cost a timer syscall per request. Large ones get the write timeout.
     const bool large = response.body().size() > kUntimedWriteBytes;
-    if (large) ctx.stream.expires_after(kDownstreamWriteTimeout);
+    if (large)
+        ctx.watch.Arm(ctx.stream.socket(), ctx.Context().clock.Now() + kDownstreamWriteTimeout);
     auto [ec, written] = co_await http::async_write(ctx.stream, response, kTuple);
-    if (large) ctx.stream.expires_never();
+    ctx.watch.Disarm();
     ctx.record.bytes_out += written;
     if (ec) {
         ctx.keep_alive = false;

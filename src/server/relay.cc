@@ -211,7 +211,7 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
             result.committed = true;
             SetServedHeaders(ctx, response);
             ctx.record.status = response.result_int();
-            ctx.stream.expires_after(kDownstreamWriteTimeout);
+            ctx.watch.Arm(ctx.stream.socket(), clock.Now() + kDownstreamWriteTimeout);
             auto [header_ec, header_bytes] =
                 co_await http::async_write_header(ctx.stream, serializer, kTuple);
             ctx.record.bytes_out += header_bytes;
@@ -222,7 +222,7 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
             out.swap(held);
         }
         if (out.empty() || !result.committed) continue;
-        ctx.stream.expires_after(kDownstreamWriteTimeout);
+        ctx.watch.Arm(ctx.stream.socket(), clock.Now() + kDownstreamWriteTimeout);
         auto [ec, written] =
             co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(out)), kTuple);
         ctx.record.bytes_out += written;
@@ -261,7 +261,7 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
         // A whole stream (background mode, or one without content): deliver it now.
         SetServedHeaders(ctx, response);
         ctx.record.status = response.result_int();
-        ctx.stream.expires_after(kDownstreamWriteTimeout);
+        ctx.watch.Arm(ctx.stream.socket(), clock.Now() + kDownstreamWriteTimeout);
         auto [header_ec, header_bytes] =
             co_await http::async_write_header(ctx.stream, serializer, kTuple);
         ctx.record.bytes_out += header_bytes;
@@ -281,7 +281,7 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
         if (!translating) out.append(sse.Pending());
         if (!done_seen) ctx.error = "upstream stream ended before its end event";
     }
-    ctx.stream.expires_after(kDownstreamWriteTimeout);
+    ctx.watch.Arm(ctx.stream.socket(), clock.Now() + kDownstreamWriteTimeout);
     if (!out.empty()) {
         auto [ec, written] =
             co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(out)), kTuple);
@@ -294,7 +294,7 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
     auto [last_ec, last_written] =
         co_await asio::async_write(ctx.stream, http::make_chunk_last(), kTuple);
     ctx.record.bytes_out += last_written;
-    ctx.stream.expires_never();
+    ctx.watch.Disarm();
     if (last_ec) ctx.keep_alive = false;
 }
 

@@ -9,6 +9,7 @@
 #include "core/asio.h"
 #include "observe/request_record.h"
 #include "server/server_context.h"
+#include "upstream/watchdog.h"
 
 namespace switchyard::server {
 
@@ -19,6 +20,7 @@ using Request = http::request<http::string_body>;
 struct RequestContext {
     Worker& worker;
     beast::tcp_stream& stream;
+    upstream::Watch& watch;  // the downstream socket's deadline
     Request request;
     std::string path;  // target without the query
     bool keep_alive = true;

@@ -77,6 +77,7 @@ void Server::BeginDrain() {
 bool Server::Run() {
     for (auto& worker : workers_) {
         asio::co_spawn(worker->ioc, AcceptLoop(worker.get()), asio::detached);
+        worker->watchdog.Start();
     }
     std::vector<std::thread> threads;
     std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;

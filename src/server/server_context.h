@@ -15,6 +15,7 @@
 #include "routing/deployment_health.h"
 #include "upstream/connection_pool.h"
 #include "upstream/tls_contexts.h"
+#include "upstream/watchdog.h"
 
 namespace switchyard::server {
 
@@ -45,12 +46,14 @@ struct Worker {
         : index(index_),
           context(context_),
           ioc(1),
-          pool(ioc.get_executor(), context_.tls, context_.metrics, context_.clock),
+          watchdog(ioc.get_executor(), context_.clock),
+          pool(ioc.get_executor(), context_.tls, context_.metrics, watchdog),
           rng(seed) {}
 
     unsigned index;
     ServerContext& context;
     asio::io_context ioc;
+    upstream::Watchdog watchdog;
     upstream::ConnectionPool pool;
     std::mt19937_64 rng;
     std::optional<tcp::acceptor> acceptor;

@@ -108,6 +108,7 @@ void Finish(RequestContext& ctx) {
 
 // Answers a request that could not be read whole; the connection closes afterwards.
 asio::awaitable<void> RejectUnreadable(Worker& worker, beast::tcp_stream& stream,
+                                       upstream::Watch& watch,
                                        const http::request_parser<http::string_body>& parser,
                                        const boost::system::error_code& ec,
                                        std::chrono::steady_clock::time_point start) {
@@ -123,7 +124,7 @@ asio::awaitable<void> RejectUnreadable(Worker& worker, beast::tcp_stream& stream
     } else {
         co_return;  // timeout or connection trouble: nobody to answer
     }
-    RequestContext ctx{worker, stream, {}, {}, false, start, {}};
+    RequestContext ctx{worker, stream, watch, {}, {}, false, start, {}};
     ctx.record.start = worker.context.clock.WallNow();
     // The header may be incomplete; whatever was parsed of it names the request in the log.
     ctx.request.base() = parser.get().base();
@@ -147,14 +148,16 @@ asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
     context.metrics.AddConnections(1);
     beast::flat_buffer buffer;
     bool lingering_close = false;
+    upstream::Watch watch(worker->watchdog);
 
     for (;;) {
         handle->busy = false;
         if (context.draining.load(std::memory_order_relaxed)) break;
         if (buffer.size() == 0) {
             // Idle keep-alive: wait for the next request's first byte.
-            stream.expires_after(limits.idle_timeout);
+            watch.Arm(stream.socket(), context.clock.Now() + limits.idle_timeout);
             auto [ec, n] = co_await stream.async_read_some(buffer.prepare(8192), kTuple);
+            watch.Disarm();
             if (ec) break;
             buffer.commit(n);
         }
@@ -163,16 +166,16 @@ asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
         http::request_parser<http::string_body> parser;
         parser.body_limit(limits.max_body_bytes);
         parser.header_limit(kMaxRequestHeaderBytes);
-        stream.expires_after(limits.header_timeout);
+        watch.Arm(stream.socket(), start + limits.header_timeout);
         auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, kTuple);
+        watch.Disarm();
         if (read_ec) {
-            co_await RejectUnreadable(*worker, stream, parser, read_ec, start);
+            co_await RejectUnreadable(*worker, stream, watch, parser, read_ec, start);
             lingering_close = true;
             break;
         }
-        stream.expires_never();
         context.metrics.AddInFlight(1);
-        RequestContext ctx{*worker, stream, parser.release(), {}, true, start, {}};
+        RequestContext ctx{*worker, stream, watch, parser.release(), {}, true, start, {}};
         ctx.record.start = context.clock.WallNow();
         ctx.keep_alive = ctx.request.keep_alive() && !context.draining.load();
         const std::string_view target = ctx.request.target();
@@ -189,7 +192,7 @@ asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
         // The client may still be sending a body we refused. Closing with unread bytes would make
         // the kernel send RST and could destroy our reply in flight (RFC 9112 section 9.6), so
         // read and discard until the client closes or a second passes.
-        stream.expires_after(std::chrono::seconds(1));
+        watch.Arm(stream.socket(), context.clock.Now() + std::chrono::seconds(1));
         for (;;) {
             buffer.clear();
             auto [ec, n] = co_await stream.async_read_some(buffer.prepare(65536), kTuple);

@@ -17,8 +17,13 @@ core::LocalError Unreachable(const config::Deployment& d, std::string_view step,
 }  // namespace
 
 ConnectionPool::ConnectionPool(asio::any_io_executor executor, TlsContexts& tls,
-                               observe::Metrics& metrics, const core::Clock& clock)
-    : executor_(executor), tls_(tls), metrics_(metrics), clock_(clock), resolver_(executor) {}
+                               observe::Metrics& metrics, Watchdog& watchdog)
+    : executor_(executor),
+      tls_(tls),
+      metrics_(metrics),
+      watchdog_(watchdog),
+      clock_(watchdog.Clock()),
+      resolver_(executor) {}
 
 std::string ConnectionPool::KeyOf(const config::Deployment& d) {
     return (d.base_url.tls ? "https://" : "http://") + d.base_url.host + ":" +
@@ -44,7 +49,7 @@ std::unique_ptr<Connection> ConnectionPool::TakeIdle(const config::Deployment& d
 }
 
 asio::awaitable<std::unique_ptr<Connection>> ConnectionPool::Connect(
-    const config::Deployment& deployment, std::chrono::milliseconds timeout,
+    const config::Deployment& deployment, std::chrono::milliseconds timeout, Watch& watch,
     core::LocalError& error, Failure& failure) {
     failure = Failure::kConnect;
     const core::BaseUrl& url = deployment.base_url;
@@ -62,9 +67,12 @@ asio::awaitable<std::unique_ptr<Connection>> ConnectionPool::Connect(
         c->tcp.emplace(executor_);
     }
     beast::tcp_stream& lowest = c->Lowest();
-    lowest.expires_after(timeout);
-    auto [connect_ec, endpoint] = co_await lowest.async_connect(endpoints, kTuple);
+    watch.Arm(lowest.socket(), clock_.Now() + timeout);
+    auto [connect_result, endpoint] = co_await lowest.async_connect(endpoints, kTuple);
+    const boost::system::error_code connect_ec =
+        connect_result && watch.Fired() ? make_error_code(beast::error::timeout) : connect_result;
     if (connect_ec) {
+        watch.Disarm();
         error = Unreachable(deployment, "connect", connect_ec);
         if (connect_ec == beast::error::timeout) failure = Failure::kTimeout;
         co_return nullptr;
@@ -75,20 +83,25 @@ asio::awaitable<std::unique_ptr<Connection>> ConnectionPool::Connect(
         failure = Failure::kTls;
         // SNI, and the certificate must name the host (RFC 6125).
         if (!SSL_set_tlsext_host_name(c->tls->native_handle(), url.host.c_str())) {
+            watch.Disarm();
             error = {core::ErrorKind::kUpstreamUnreachable,
                      "Upstream '" + deployment.name + "': cannot set TLS server name."};
             co_return nullptr;
         }
         c->tls->set_verify_callback(asio::ssl::host_name_verification(url.host));
-        auto [handshake_ec] =
+        auto [handshake_result] =
             co_await c->tls->async_handshake(asio::ssl::stream_base::client, kTuple);
+        const boost::system::error_code handshake_ec = handshake_result && watch.Fired()
+                                                           ? make_error_code(beast::error::timeout)
+                                                           : handshake_result;
         if (handshake_ec) {
+            watch.Disarm();
             error = Unreachable(deployment, "TLS handshake", handshake_ec);
             if (handshake_ec == beast::error::timeout) failure = Failure::kTimeout;
             co_return nullptr;
         }
     }
-    lowest.expires_never();
+    watch.Disarm();
     failure = Failure::kNone;
     co_return c;
 }
@@ -96,7 +109,6 @@ asio::awaitable<std::unique_ptr<Connection>> ConnectionPool::Connect(
 void ConnectionPool::Release(std::unique_ptr<Connection> connection) {
     auto& list = idle_[connection->key];
     if (list.size() >= kMaxIdlePerKey) return;
-    connection->Lowest().expires_never();
     connection->idle_since = clock_.Now();
     list.push_back(std::move(connection));
 }

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "observe/metrics.h"
 #include "upstream/tls_contexts.h"
+#include "upstream/watchdog.h"
 
 namespace switchyard::upstream {
 
@@ -36,7 +37,9 @@ struct Connection {
 class ConnectionPool final {
   public:
     ConnectionPool(asio::any_io_executor executor, TlsContexts& tls, observe::Metrics& metrics,
-                   const core::Clock& clock);
+                   Watchdog& watchdog);
+
+    Watchdog& WatchdogOf() { return watchdog_; }
 
     static std::string KeyOf(const config::Deployment& deployment);
 
@@ -44,10 +47,12 @@ class ConnectionPool final {
     std::unique_ptr<Connection> TakeIdle(const config::Deployment& deployment);
 
     // Opens a new connection (resolve, connect, TLS handshake with SNI and host name
-    // verification) within `timeout`. On failure returns null and fills `error` and `failure`.
+    // verification) within `timeout`, enforced through `watch`. On failure returns null and
+    // fills `error` and `failure`.
     asio::awaitable<std::unique_ptr<Connection>> Connect(const config::Deployment& deployment,
                                                          std::chrono::milliseconds timeout,
-                                                         core::LocalError& error, Failure& failure);
+                                                         Watch& watch, core::LocalError& error,
+                                                         Failure& failure);
 
     // Keeps a connection whose last exchange ended cleanly for reuse.
     void Release(std::unique_ptr<Connection> connection);
@@ -59,6 +64,7 @@ class ConnectionPool final {
     asio::any_io_executor executor_;
     TlsContexts& tls_;
     observe::Metrics& metrics_;
+    Watchdog& watchdog_;
     const core::Clock& clock_;
     tcp::resolver resolver_;
     std::unordered_map<std::string, std::vector<std::unique_ptr<Connection>>> idle_;

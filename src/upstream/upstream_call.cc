@@ -24,6 +24,14 @@ UpstreamCall::~UpstreamCall() {
     }
 }
 
+boost::system::error_code UpstreamCall::TimedOut(const boost::system::error_code& ec) {
+    // An operation the watchdog cancelled ran out of time.
+    const bool fired = watch_.Fired();
+    watch_.Reset();
+    if (ec && fired) return make_error_code(beast::error::timeout);
+    return ec;
+}
+
 void UpstreamCall::Fail(std::string_view step, const boost::system::error_code& ec) {
     failed_ = true;
     const std::string& name = deployment_->name;
@@ -50,15 +58,15 @@ void UpstreamCall::Fail(std::string_view step, const boost::system::error_code& 
 template <class Stream>
 asio::awaitable<boost::system::error_code> UpstreamCall::Exchange(Stream& stream) {
     beast::tcp_stream& lowest = connection_->Lowest();
-    lowest.expires_at(std::min(clock_.Now() + timeouts_.first_byte, timeouts_.deadline));
+    watch_.Arm(lowest.socket(), std::min(clock_.Now() + timeouts_.first_byte, timeouts_.deadline));
     auto [write_ec, written] = co_await http::async_write(stream, request_, kTuple);
-    if (write_ec) co_return write_ec;
+    if (write_ec) co_return TimedOut(write_ec);
     parser_.emplace();
     parser_->body_limit(kMaxResponseBytes);
     parser_->header_limit(kMaxHeaderBytes);
     auto [read_ec, read] =
         co_await http::async_read_header(stream, connection_->buffer, *parser_, kTuple);
-    co_return read_ec;
+    co_return TimedOut(read_ec);
 }
 
 asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,
@@ -84,7 +92,7 @@ asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,
                 timeouts_.deadline - clock_.Now());
             const auto budget =
                 std::max(std::chrono::milliseconds(1), std::min(timeouts_.connect, remaining));
-            connection_ = co_await pool_.Connect(deployment, budget, error_, failure_);
+            connection_ = co_await pool_.Connect(deployment, budget, watch_, error_, failure_);
             if (!connection_) {
                 failed_ = true;
                 co_return false;
@@ -114,9 +122,9 @@ asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,
 
 template <class Stream>
 asio::awaitable<boost::system::error_code> UpstreamCall::ReadSomeOn(Stream& stream) {
-    connection_->Lowest().expires_at(std::min(timeouts_.deadline, read_deadline_));
+    watch_.Arm(connection_->Lowest().socket(), std::min(timeouts_.deadline, read_deadline_));
     auto [ec, n] = co_await http::async_read_some(stream, connection_->buffer, *parser_, kTuple);
-    co_return ec;
+    co_return TimedOut(ec);
 }
 
 asio::awaitable<std::size_t> UpstreamCall::ReadSome(char* buffer, std::size_t size) {

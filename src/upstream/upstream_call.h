@@ -25,7 +25,8 @@ class UpstreamCall final {
         std::chrono::steady_clock::time_point deadline;  // the whole exchange
     };
 
-    UpstreamCall(ConnectionPool& pool, const core::Clock& clock) : pool_(pool), clock_(clock) {}
+    UpstreamCall(ConnectionPool& pool, const core::Clock& clock)
+        : pool_(pool), clock_(clock), watch_(pool.WatchdogOf()) {}
     ~UpstreamCall();
 
     // Sends the request and reads the response header. False on failure, with `Error()` and
@@ -60,9 +61,11 @@ class UpstreamCall final {
     template <class Stream>
     asio::awaitable<boost::system::error_code> ReadSomeOn(Stream& stream);
     void Fail(std::string_view step, const boost::system::error_code& ec);
+    boost::system::error_code TimedOut(const boost::system::error_code& ec);
 
     ConnectionPool& pool_;
     const core::Clock& clock_;
+    Watch watch_;  // the deadline of whatever operation is in flight
     const config::Deployment* deployment_ = nullptr;
     Timeouts timeouts_{};
     std::chrono::steady_clock::time_point read_deadline_ =

@@ -1,0 +1,65 @@
+#pragma once
+
+#include <chrono>
+
+#include "core/asio.h"
+#include "core/clock.h"
+
+namespace switchyard::upstream {
+
+class Watchdog;
+
+// A deadline on one socket's pending operations: once armed and past its deadline, the watchdog
+// cancels the socket's operations (they complete with operation_aborted) and `Fired()` turns true,
+// which the owner reads as a timeout. Arming and disarming are plain stores — no timer syscalls
+// per operation, which is what a per-operation timer costs on every request. Lives on its worker's
+// thread; unlinks itself on destruction.
+class Watch final {
+  public:
+    explicit Watch(Watchdog& watchdog);
+    ~Watch();
+    Watch(const Watch&) = delete;
+    Watch& operator=(const Watch&) = delete;
+
+    void Arm(tcp::socket& socket, std::chrono::steady_clock::time_point deadline);
+    void Disarm() { socket_ = nullptr; }
+    bool Fired() const { return fired_; }
+    void Reset() {
+        socket_ = nullptr;
+        fired_ = false;
+    }
+
+  private:
+    friend class Watchdog;
+    Watchdog& watchdog_;
+    Watch* prev_ = nullptr;
+    Watch* next_ = nullptr;
+    tcp::socket* socket_ = nullptr;
+    std::chrono::steady_clock::time_point deadline_{};
+    bool fired_ = false;
+};
+
+// One per worker: a single periodic timer that checks every armed Watch. Timeouts therefore fire
+// up to one tick late (20 ms by default) — ample precision for connect, first-token, chunk and
+// idle budgets measured in hundreds of milliseconds or more. Not thread-safe: worker-local.
+class Watchdog final {
+  public:
+    Watchdog(asio::any_io_executor executor, const core::Clock& clock,
+             std::chrono::milliseconds tick = std::chrono::milliseconds(20));
+
+    // Starts ticking on the executor; the loop ends when the io_context stops.
+    void Start();
+    const core::Clock& Clock() const { return clock_; }
+
+  private:
+    friend class Watch;
+    asio::awaitable<void> Tick();
+    void Sweep();
+
+    asio::any_io_executor executor_;
+    const core::Clock& clock_;
+    std::chrono::milliseconds tick_;
+    Watch* head_ = nullptr;
+};
+
+}  // namespace switchyard::upstream

@@ -189,16 +189,20 @@ test('least in flight: concurrent requests spread over both deployments', async 
 });
 
 test('power of two choices: under load the busiest deployment is avoided', async () => {
-  await mock.scenario([{ match: { model: 'p2c-a' }, fault: 'delay_headers_ms=1500' }]);
-  const slow = Array.from({ length: 10 }, () => request(gateway.port, {
+  await mock.scenario([{ match: { model: 'p2c-a' }, fault: 'delay_headers_ms=4000' }]);
+  // Load p2c-a: some of these land there (ties at first) and stay in flight for 4 s.
+  const slow = Array.from({ length: 30 }, () => request(gateway.port, {
     body: { model: 'p2c', messages: [] } }));
-  await sleep(100);
-  // While requests are stuck on whichever got them, new ones go to the less loaded.
-  const counts = await spread('p2c', 60, 6);
+  let loaded = 0;
+  for (let i = 0; i < 100 && loaded < 3; i++) {
+    await sleep(20);
+    loaded = (await status())['p2c-a'].in_flight;
+  }
+  assert.ok(loaded >= 3, `p2c-a has ${loaded} in flight`);
+  // Now every pair that contains p2c-a has a less loaded partner: it is never chosen.
+  const counts = await spread('p2c', 30, 1);
   await Promise.all(slow);
-  const total = Object.values(counts).reduce((a, b) => a + b, 0);
-  assert.equal(total, 60);
-  assert.ok((counts['p2c-a'] ?? 0) < 20, JSON.stringify(counts));
+  assert.equal((counts['p2c-b'] ?? 0) + (counts['p2c-c'] ?? 0), 30, JSON.stringify(counts));
   await mock.scenario([]);
 });
 

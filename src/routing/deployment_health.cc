@@ -149,6 +149,13 @@ void DeploymentHealth::Enable(std::size_t index) {
     e.breaker.Reset();
 }
 
+void DeploymentHealth::NoteHeadroom(std::size_t index, const policy::RateLimitHeaders& headroom) {
+    if (!headroom.Known()) return;
+    Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    e.headroom = headroom;
+}
+
 void DeploymentHealth::AddInFlight(std::size_t index, int delta) {
     entries_[index]->in_flight.fetch_add(delta, std::memory_order_relaxed);
 }
@@ -188,6 +195,7 @@ DeploymentSnapshot DeploymentHealth::Snapshot(std::size_t index, TimePoint now) 
     s.last_error_class = e.last_error_class;
     s.last_error_at = e.last_error_at;
     s.retry_budget_tokens = e.budget->Tokens();
+    s.headroom = e.headroom;
     return s;
 }
 

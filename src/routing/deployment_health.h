@@ -11,6 +11,7 @@
 
 #include "policy/circuit_breaker.h"
 #include "policy/outcome.h"
+#include "policy/rate_limit_headers.h"
 #include "policy/retry_budget.h"
 
 namespace switchyard::routing {
@@ -40,6 +41,7 @@ struct DeploymentSnapshot {
     std::string last_error_class;
     std::optional<std::chrono::system_clock::time_point> last_error_at;
     double retry_budget_tokens = 0;
+    std::optional<policy::RateLimitHeaders> headroom;  // as the last response reported it
 };
 
 // What every request knows about every deployment (DESIGN 1.7): until when it is rate-limited (a
@@ -78,6 +80,9 @@ class DeploymentHealth final {
     // An operator's re-enable: clears the disabled mark, the cooldown and the breaker.
     void Enable(std::size_t index);
 
+    // The provider's rate-limit headers of the latest response (its headroom).
+    void NoteHeadroom(std::size_t index, const policy::RateLimitHeaders& headroom);
+
     void AddInFlight(std::size_t index, int delta);
     int InFlight(std::size_t index) const;
     double EwmaTtftMs(std::size_t index) const;  // -1 before the first measurement
@@ -97,6 +102,7 @@ class DeploymentHealth final {
         double ewma_ttft_ms = -1;
         std::string last_error_class;
         std::optional<WallTime> last_error_at;
+        std::optional<policy::RateLimitHeaders> headroom;
         std::atomic<int> in_flight{0};
         std::unique_ptr<policy::RetryBudget> budget;
     };

@@ -67,6 +67,24 @@ boost::json::value TimeOrNull(const std::optional<std::chrono::steady_clock::tim
     return boost::json::string(core::Rfc3339(wall));
 }
 
+boost::json::value Window(const policy::RateLimitWindow& w) {
+    if (!w.Known()) return nullptr;
+    boost::json::object o;
+    o["limit"] = w.limit ? boost::json::value(*w.limit) : boost::json::value(nullptr);
+    o["remaining"] = w.remaining ? boost::json::value(*w.remaining) : boost::json::value(nullptr);
+    o["reset"] = w.reset ? boost::json::value(boost::json::string(core::Rfc3339(*w.reset)))
+                         : boost::json::value(nullptr);
+    return o;
+}
+
+boost::json::value Headroom(const std::optional<policy::RateLimitHeaders>& h) {
+    if (!h) return nullptr;
+    return boost::json::object{{"requests", Window(h->requests)},
+                               {"tokens", Window(h->tokens)},
+                               {"input_tokens", Window(h->input_tokens)},
+                               {"output_tokens", Window(h->output_tokens)}};
+}
+
 }  // namespace
 
 asio::awaitable<void> ServeStatus(RequestContext& ctx) {
@@ -98,6 +116,7 @@ asio::awaitable<void> ServeStatus(RequestContext& ctx) {
                 {"last_error_class", s.last_error_class}};
             o["ewma_ttft_ms"] = s.ewma_ttft_ms < 0 ? boost::json::value(nullptr)
                                                    : boost::json::value(s.ewma_ttft_ms);
+            o["headroom"] = Headroom(s.headroom);
             o["last_error_at"] =
                 s.last_error_at
                     ? boost::json::value(boost::json::string(core::Rfc3339(*s.last_error_at)))

@@ -147,6 +147,9 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
         ctx.upstream_request_id = std::string(*id);
     }
     end.status = header.result_int();
+    const auto header_lookup = [&](std::string_view name) { return HeaderValue(header, name); };
+    context.health.NoteHeadroom(
+        deployment.index, policy::ParseRateLimitHeaders(header_lookup, context.clock.WallNow()));
     const bool success = end.status >= 200 && end.status < 300;
     const std::string_view content_type = header[http::field::content_type];
     if (success && content_type.starts_with("text/event-stream")) {

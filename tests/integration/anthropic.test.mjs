@@ -18,6 +18,7 @@ before(async () => {
   const oai = (name, model = name) =>
     `{name: ${name}, provider: openai, model: ${model}, api_key: os.environ/ANT_KEY, api_base: "http://127.0.0.1:${p}/v1"}`;
   gateway = await startGateway(`
+server: {master_key: os.environ/ANT_KEY}
 retry: {base_ms: 10, cap_ms: 50, class_retries: {overloaded: 1}}
 models:
   - name: claude
@@ -81,7 +82,18 @@ test('Anthropic client to an Anthropic deployment: x-api-key, anthropic-version,
   assert.match(res.headers['x-switchyard-upstream-request-id'], /^req_/);
   const sent = await last('claude-sonnet-4-5');
   assert.equal(sent.path, '/v1/messages');
+  assert.equal(sent.headers.authorization, undefined, 'the key goes in x-api-key, not Authorization');
   assert.equal(JSON.parse(sent.body).model, 'claude-sonnet-4-5');
+});
+
+test('the anthropic-ratelimit-* headers are read into the deployment\'s headroom', async () => {
+  await messages('claude');
+  const res = await request(gateway.port, { method: 'GET', path: '/status',
+                                            headers: { 'x-api-key': KEY } });
+  const d = JSON.parse(res.body).deployments.find((x) => x.name === 'claude-a');
+  assert.ok(d.headroom.requests.limit > 0, JSON.stringify(d.headroom));
+  assert.ok(d.headroom.input_tokens.remaining >= 0);
+  assert.ok(!Number.isNaN(Date.parse(d.headroom.requests.reset)), 'RFC 3339 reset parsed');
 });
 
 test('Anthropic client to an OpenAI deployment: translated both ways', async () => {

@@ -32,14 +32,19 @@ forget_pid() {
 }
 
 log() { printf '%s\n' "$*" >&2; }
+DIED=0
 die() {
     log "bench: FAILED: $*"
+    DIED=1
     exit 1
 }
 
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
+    if [ "$rc" -ne 0 ] && [ "$DIED" = 0 ] && [ "$rc" -ne 130 ] && [ "$rc" -ne 143 ]; then
+        log "bench: FAILED: a step exited with status $rc (see above)"
+    fi
     local pid
     [ -z "${SAMPLER_PID:-}" ] || kill "$SAMPLER_PID" 2>/dev/null || true
     for pid in "${STARTED_PIDS[@]}"; do
@@ -314,9 +319,14 @@ smoke_check() {
 machine_facts() {
     echo "machine: $(getconf _NPROCESSORS_ONLN) CPUs ($(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)), kernel $(uname -r), $(awk '/^MemTotal/ {printf "%.1f GiB RAM", $2/1048576}' /proc/meminfo)"
     echo "tools: $(wrk -v 2>&1 | head -1 | awk '{print $1, $2}'), $("$NGINX_BIN" -v 2>&1 | sed 's/.*version: //'), $("$SWITCHYARD" --version 2>&1 | head -1)"
-    local dirty=""
-    if [ -n "$(git -C "$ROOT" status --porcelain -- src tools 2>/dev/null)" ]; then dirty=", src/tools have uncommitted changes"; fi
-    echo "binary: $SWITCHYARD built $(date -u -r "$SWITCHYARD" +%Y-%m-%dT%H:%M:%SZ); repo HEAD $(git -C "$ROOT" log -1 --format='%h (%cI)' 2>/dev/null)$dirty"
+    local where dirty=""
+    if [ "$BUILD" = "$ROOT/build/release" ]; then
+        if [ -n "$(git -C "$ROOT" status --porcelain -- src tools 2>/dev/null)" ]; then dirty=", src/tools have uncommitted changes now"; fi
+        where="from this checkout; repo HEAD $(git -C "$ROOT" log -1 --format='%h (%cI)' 2>/dev/null)$dirty"
+    else
+        where="from the sources in $(cd "$BUILD/../.." && pwd) (BUILD set)"
+    fi
+    echo "binary: $SWITCHYARD built $(date -u -r "$SWITCHYARD" +%Y-%m-%dT%H:%M:%SZ) $where"
 }
 
 # Busy fraction of both CPUs over a quiet second, before any load: shows other activity.

@@ -164,9 +164,13 @@ END {
                     TT[t] - TT["direct"], TT["nginx"] - TT["direct"]
             if (t == "switchyard") {
                 any = 1
-                if (ra < 0 || ra > 1.5 || rc < 0 || rc > 1.5) {
+                # nginx adding nothing (both queue behind CPU 0) leaves no ratio: then Switchyard
+                # must add nothing either.
+                lat_ok = (ra >= 0) ? (ra <= 1.5) : (ADD[c, t] <= 0)
+                if (!lat_ok || rc < 0 || rc > 1.5) {
                     met = 0
-                    miss = miss sprintf(" c=%d (latency %.2fx, CPU %.2fx)", c, ra, rc)
+                    miss = miss sprintf(" c=%d (latency %s, CPU %.2fx)", c,
+                        (ra >= 0 ? sprintf("%.2fx", ra) : sprintf("+%d us where nginx adds <= 0", ADD[c, t])), rc)
                 }
             }
         }

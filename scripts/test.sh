@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Sets everything up and runs the whole test suite: lint, then unit, integration and end-to-end
-# tests in the dev build and again with ASan + UBSan, then the unit tests (which include the
-# concurrency stress tests of shared state) under ThreadSanitizer.
+# Sets everything up and runs the whole test suite: lint; the unit tests (which include the
+# concurrency stress tests of shared state) under ThreadSanitizer; then unit, integration and
+# end-to-end tests in the dev build and again with ASan + UBSan.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 scripts/lint.sh
+echo "== tsan: unit tests"
+cmake --preset tsan >/dev/null
+cmake --build --preset tsan -j"$(nproc)" --target unit_tests
+TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/unit_tests --gtest_brief=1
 for preset in dev asan; do
     echo "== $preset: build"
     cmake --preset "$preset" >/dev/null
@@ -14,7 +18,3 @@ for preset in dev asan; do
     echo "== $preset: test"
     ctest --preset "$preset"
 done
-echo "== tsan: unit tests"
-cmake --preset tsan >/dev/null
-cmake --build --preset tsan -j"$(nproc)" --target unit_tests
-TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/unit_tests --gtest_brief=1

@@ -104,32 +104,68 @@ std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_vi
     return std::nullopt;
 }
 
-RateLimitHeaders ParseRateLimitHeaders(
-    const std::function<std::optional<std::string_view>(std::string_view)>& header,
-    std::chrono::system_clock::time_point now) {
+RateLimitHeaders ParseRateLimitHeaders(const std::vector<HeaderField>& fields,
+                                       std::chrono::system_clock::time_point now) {
     RateLimitHeaders out;
-    auto anthropic = [&](std::string_view dimension, RateLimitWindow& window) {
-        const std::string prefix = "anthropic-ratelimit-" + std::string(dimension) + "-";
-        if (auto v = Integer(header(prefix + "limit"))) window.limit = v;
-        if (auto v = Integer(header(prefix + "remaining"))) window.remaining = v;
-        if (auto reset = header(prefix + "reset")) {
-            if (auto t = ParseRfc3339(*reset)) window.reset = t;
-        }
+    enum class Part { kLimit, kRemaining, kReset };
+    struct Known {
+        std::string_view name;
+        RateLimitWindow RateLimitHeaders::*window;
+        Part part;
+        bool go_duration;  // OpenAI resets are durations from now, Anthropic's are instants
     };
-    anthropic("requests", out.requests);
-    anthropic("tokens", out.tokens);
-    anthropic("input-tokens", out.input_tokens);
-    anthropic("output-tokens", out.output_tokens);
-    auto openai = [&](std::string_view dimension, RateLimitWindow& window) {
-        const std::string suffix(dimension);
-        if (auto v = Integer(header("x-ratelimit-limit-" + suffix))) window.limit = v;
-        if (auto v = Integer(header("x-ratelimit-remaining-" + suffix))) window.remaining = v;
-        if (auto reset = header("x-ratelimit-reset-" + suffix)) {
-            if (auto d = ParseGoDuration(*reset)) window.reset = now + *d;
-        }
+    static constexpr Known kKnown[] = {
+        {"anthropic-ratelimit-requests-limit", &RateLimitHeaders::requests, Part::kLimit, false},
+        {"anthropic-ratelimit-requests-remaining", &RateLimitHeaders::requests, Part::kRemaining,
+         false},
+        {"anthropic-ratelimit-requests-reset", &RateLimitHeaders::requests, Part::kReset, false},
+        {"anthropic-ratelimit-tokens-limit", &RateLimitHeaders::tokens, Part::kLimit, false},
+        {"anthropic-ratelimit-tokens-remaining", &RateLimitHeaders::tokens, Part::kRemaining,
+         false},
+        {"anthropic-ratelimit-tokens-reset", &RateLimitHeaders::tokens, Part::kReset, false},
+        {"anthropic-ratelimit-input-tokens-limit", &RateLimitHeaders::input_tokens, Part::kLimit,
+         false},
+        {"anthropic-ratelimit-input-tokens-remaining", &RateLimitHeaders::input_tokens,
+         Part::kRemaining, false},
+        {"anthropic-ratelimit-input-tokens-reset", &RateLimitHeaders::input_tokens, Part::kReset,
+         false},
+        {"anthropic-ratelimit-output-tokens-limit", &RateLimitHeaders::output_tokens, Part::kLimit,
+         false},
+        {"anthropic-ratelimit-output-tokens-remaining", &RateLimitHeaders::output_tokens,
+         Part::kRemaining, false},
+        {"anthropic-ratelimit-output-tokens-reset", &RateLimitHeaders::output_tokens, Part::kReset,
+         false},
+        {"x-ratelimit-limit-requests", &RateLimitHeaders::requests, Part::kLimit, true},
+        {"x-ratelimit-remaining-requests", &RateLimitHeaders::requests, Part::kRemaining, true},
+        {"x-ratelimit-reset-requests", &RateLimitHeaders::requests, Part::kReset, true},
+        {"x-ratelimit-limit-tokens", &RateLimitHeaders::tokens, Part::kLimit, true},
+        {"x-ratelimit-remaining-tokens", &RateLimitHeaders::tokens, Part::kRemaining, true},
+        {"x-ratelimit-reset-tokens", &RateLimitHeaders::tokens, Part::kReset, true},
     };
-    openai("requests", out.requests);
-    openai("tokens", out.tokens);
+    auto iequal = [](std::string_view a, std::string_view b) {
+        if (a.size() != b.size()) return false;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            const char c = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
+            if (c != b[i]) return false;
+        }
+        return true;
+    };
+    for (const auto& [name, value] : fields) {
+        for (const Known& k : kKnown) {
+            if (!iequal(name, k.name)) continue;
+            RateLimitWindow& window = out.*(k.window);
+            if (k.part == Part::kLimit) {
+                if (auto v = Integer(value)) window.limit = v;
+            } else if (k.part == Part::kRemaining) {
+                if (auto v = Integer(value)) window.remaining = v;
+            } else if (k.go_duration) {
+                if (auto d = ParseGoDuration(value)) window.reset = now + *d;
+            } else if (auto t = ParseRfc3339(value)) {
+                window.reset = t;
+            }
+            break;
+        }
+    }
     return out;
 }
 

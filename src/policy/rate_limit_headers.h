@@ -2,9 +2,10 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace switchyard::policy {
 
@@ -29,15 +30,17 @@ struct RateLimitHeaders {
     }
 };
 
-// Reads both providers' headers through `header` (name -> value):
+// A response header: name (any case) and value.
+using HeaderField = std::pair<std::string_view, std::string_view>;
+
+// Reads both providers' headers from a response's `fields` in one pass:
 //  - Anthropic: anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,
 //    reset}, the reset an RFC 3339 instant;
 //  - OpenAI: x-ratelimit-{limit,remaining,reset}-{requests,tokens}, the reset a Go duration
 //    ("1s", "6m0s", "12ms") from `now`.
 // Malformed values are skipped.
-RateLimitHeaders ParseRateLimitHeaders(
-    const std::function<std::optional<std::string_view>(std::string_view)>& header,
-    std::chrono::system_clock::time_point now);
+RateLimitHeaders ParseRateLimitHeaders(const std::vector<HeaderField>& fields,
+                                       std::chrono::system_clock::time_point now);
 
 // "1h2m3.5s", "6m0s", "12ms", "250us", "0s" -> milliseconds (rounded up).
 std::optional<std::chrono::milliseconds> ParseGoDuration(std::string_view text);

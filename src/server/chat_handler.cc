@@ -147,9 +147,19 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
         ctx.upstream_request_id = std::string(*id);
     }
     end.status = header.result_int();
-    const auto header_lookup = [&](std::string_view name) { return HeaderValue(header, name); };
-    context.health.NoteHeadroom(
-        deployment.index, policy::ParseRateLimitHeaders(header_lookup, context.clock.WallNow()));
+    std::vector<policy::HeaderField> rate_limit_fields;
+    for (const auto& field : header) {
+        const std::string_view name = field.name_string();
+        if ((name.size() > 12 && beast::iequals(name.substr(0, 12), "x-ratelimit-")) ||
+            (name.size() > 20 && beast::iequals(name.substr(0, 20), "anthropic-ratelimit-"))) {
+            rate_limit_fields.emplace_back(name, std::string_view(field.value()));
+        }
+    }
+    if (!rate_limit_fields.empty()) {
+        context.health.NoteHeadroom(
+            deployment.index,
+            policy::ParseRateLimitHeaders(rate_limit_fields, context.clock.WallNow()));
+    }
     const bool success = end.status >= 200 && end.status < 300;
     const std::string_view content_type = header[http::field::content_type];
     if (success && content_type.starts_with("text/event-stream")) {

@@ -1,6 +1,7 @@
 #include "upstream/upstream_call.h"
 
 #include <algorithm>
+#include <array>
 
 namespace switchyard::upstream {
 namespace {
@@ -59,7 +60,9 @@ template <class Stream>
 asio::awaitable<boost::system::error_code> UpstreamCall::Exchange(Stream& stream) {
     beast::tcp_stream& lowest = connection_->Lowest();
     watch_.Arm(lowest.socket(), std::min(clock_.Now() + timeouts_.first_byte, timeouts_.deadline));
-    auto [write_ec, written] = co_await http::async_write(stream, request_, kTuple);
+    const std::array<asio::const_buffer, 2> buffers{asio::buffer(request_head_),
+                                                    asio::buffer(request_body_)};
+    auto [write_ec, written] = co_await asio::async_write(stream, buffers, kTuple);
     if (write_ec) co_return TimedOut(write_ec);
     parser_.emplace();
     parser_->body_limit(kMaxResponseBytes);
@@ -74,16 +77,18 @@ asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,
                                           Timeouts timeouts) {
     deployment_ = &deployment;
     timeouts_ = timeouts;
-    request_ = {};
-    request_.method(http::verb::post);
-    request_.target(request.target);
-    request_.version(11);
-    request_.set(http::field::host, deployment.base_url.HostHeader());
-    for (const auto& [name, value] : request.headers) request_.set(name, value);
-    request_.keep_alive(true);
-    const std::string_view body = request.Body();
-    request_.body() = {body.data(), body.size()};
-    request_.prepare_payload();
+    // One pass, one write with the body; HTTP/1.1 keeps the connection alive by default.
+    request_body_ = request.Body();
+    request_head_.clear();
+    request_head_.reserve(256 + request.target.size());
+    request_head_.append("POST ").append(request.target).append(" HTTP/1.1\r\nHost: ");
+    request_head_.append(deployment.base_url.HostHeader()).append("\r\n");
+    for (const auto& [name, value] : request.headers) {
+        request_head_.append(name).append(": ").append(value).append("\r\n");
+    }
+    request_head_.append("Content-Length: ")
+        .append(std::to_string(request_body_.size()))
+        .append("\r\n\r\n");
 
     for (int round = 0; round < 2; ++round) {
         connection_ = round == 0 ? pool_.TakeIdle(deployment) : nullptr;

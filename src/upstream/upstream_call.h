@@ -70,7 +70,8 @@ class UpstreamCall final {
     Timeouts timeouts_{};
     std::chrono::steady_clock::time_point read_deadline_ =
         std::chrono::steady_clock::time_point::max();
-    http::request<http::span_body<const char>> request_;
+    std::string request_head_;       // serialised request line and headers
+    std::string_view request_body_;  // the UpstreamRequest's body
     std::unique_ptr<Connection> connection_;
     std::optional<http::response_parser<http::buffer_body>> parser_;
     core::LocalError error_;

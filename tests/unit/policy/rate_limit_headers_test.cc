@@ -53,11 +53,9 @@ TEST(RateLimitHeadersTest, ReadsBothProviders) {
         {"anthropic-ratelimit-tokens-limit", "96000"},
         {"anthropic-ratelimit-tokens-remaining", "not a number"}};
     auto lookup = [](const std::map<std::string, std::string>& headers) {
-        return [&headers](std::string_view name) -> std::optional<std::string_view> {
-            const auto it = headers.find(std::string(name));
-            if (it == headers.end()) return std::nullopt;
-            return std::string_view(it->second);
-        };
+        std::vector<HeaderField> fields;
+        for (const auto& [name, value] : headers) fields.emplace_back(name, value);
+        return fields;
     };
     RateLimitHeaders h = ParseRateLimitHeaders(lookup(anthropic), At(0));
     EXPECT_EQ(h.requests.limit, 1000);
@@ -70,7 +68,7 @@ TEST(RateLimitHeadersTest, ReadsBothProviders) {
     EXPECT_FALSE(h.tokens.remaining) << "malformed values are skipped";
 
     const std::map<std::string, std::string> openai = {
-        {"x-ratelimit-limit-requests", "60"},       {"x-ratelimit-remaining-requests", "59"},
+        {"X-RateLimit-Limit-Requests", "60"},       {"x-ratelimit-remaining-requests", "59"},
         {"x-ratelimit-reset-requests", "1s"},       {"x-ratelimit-limit-tokens", "150000"},
         {"x-ratelimit-remaining-tokens", "149984"}, {"x-ratelimit-reset-tokens", "6m0s"}};
     h = ParseRateLimitHeaders(lookup(openai), At(100));

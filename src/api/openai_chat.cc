@@ -34,7 +34,10 @@ std::optional<std::vector<std::string>> NameList(const boost::json::value& list,
 
 std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view body) {
     boost::system::error_code ec;
-    boost::json::value parsed = boost::json::parse(body, ec);
+    // A monotonic arena owned by the parsed value: a handful of block allocations instead of one
+    // per JSON node, on every request.
+    boost::json::value parsed = boost::json::parse(
+        body, ec, boost::json::make_shared_resource<boost::json::monotonic_resource>());
     if (ec) {
         return core::LocalError{ErrorKind::kMalformedJson,
                                 "We could not parse the JSON body of your request: " +

@@ -12,8 +12,9 @@
 namespace switchyard::limits {
 
 // One retry budget per client credential, so one client's outage-driven retries cannot spend
-// another's. Credentials are never stored: the map is keyed by their SHA-256. Bounded: past
-// `max_clients` distinct credentials, new ones share one overflow budget. Thread-safe.
+// another's. Credentials are never stored: the map is keyed by a 64-bit hash of them (two
+// credentials that collide share a budget, which is harmless). Bounded: past `max_clients`
+// distinct credentials, new ones share one overflow budget. Thread-safe.
 class ClientBudgets final {
   public:
     ClientBudgets(double max_tokens, double token_ratio, std::size_t max_clients = 100'000);
@@ -22,16 +23,11 @@ class ClientBudgets final {
     policy::RetryBudget& For(std::string_view credential);
 
   private:
-    using Digest = std::array<std::uint8_t, 32>;
-    struct DigestHash {
-        std::size_t operator()(const Digest& d) const;
-    };
-
     const double max_tokens_;
     const double token_ratio_;
     const std::size_t max_clients_;
     std::mutex mutex_;
-    std::unordered_map<Digest, std::unique_ptr<policy::RetryBudget>, DigestHash> budgets_;
+    std::unordered_map<std::size_t, std::unique_ptr<policy::RetryBudget>> budgets_;
     policy::RetryBudget overflow_;
 };
 

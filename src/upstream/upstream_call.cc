@@ -152,18 +152,23 @@ asio::awaitable<std::size_t> UpstreamCall::ReadSome(char* buffer, std::size_t si
 }
 
 asio::awaitable<bool> UpstreamCall::ReadAll(std::string& body, std::size_t max_bytes) {
+    // Reads straight into `body` (no buffer in the coroutine frame: a large frame would be a
+    // large allocation on every request).
+    std::size_t capacity = 16 * 1024;
     if (const auto length = parser_->content_length()) {
-        body.reserve(std::min<std::uint64_t>(*length, max_bytes));
+        capacity = static_cast<std::size_t>(std::min<std::uint64_t>(*length, max_bytes)) + 1;
     }
-    char chunk[16 * 1024];
+    body.clear();
     while (!parser_->is_done()) {
-        const std::size_t n = co_await ReadSome(chunk, sizeof chunk);
-        if (failed_) co_return false;
-        if (body.size() + n > max_bytes) {
+        if (body.size() == max_bytes) {
             Fail("the response body", http::error::body_limit);
             co_return false;
         }
-        body.append(chunk, n);
+        const std::size_t used = body.size();
+        body.resize(std::min(max_bytes, std::max(used + capacity, used * 2)));
+        const std::size_t n = co_await ReadSome(body.data() + used, body.size() - used);
+        body.resize(used + n);
+        if (failed_) co_return false;
     }
     co_return true;
 }

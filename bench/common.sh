@@ -24,6 +24,18 @@ STARTED_PIDS=()
 WORK_DIR=""
 BUSY_NOTES=()
 
+# One benchmark at a time on this machine: two would measure each other. Waits up to BUSY_WAIT
+# seconds for another run to finish. The lock is fd 9, closed for the servers we start.
+acquire_lock() {
+    local lock="${TMPDIR:-/tmp}/switchyard-bench.lock"
+    exec 9>>"$lock"
+    if ! flock -n 9; then
+        log "bench: another benchmark is running ($(cat "$lock.pid" 2>/dev/null || echo '?')); waiting for it"
+        flock -w "$BUSY_WAIT" 9 || die "another benchmark still holds $lock after ${BUSY_WAIT}s"
+    fi
+    echo "pid $$ since $(date +%H:%M:%S)" >"$lock.pid"
+}
+
 # Stops tracking a pid we have already waited for, so cleanup never signals a reused pid.
 forget_pid() {
     local keep=() p
@@ -80,7 +92,7 @@ setup_traps() {
 
 require_tools() {
     local t
-    for t in wrk taskset getconf ss awk sort curl "$NGINX_BIN"; do
+    for t in wrk taskset flock getconf ss awk sort curl "$NGINX_BIN"; do
         command -v "$t" >/dev/null 2>&1 || die "$t not found (scripts/setup.sh installs it)"
     done
     [ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || die "needs at least 2 CPUs (proxy on CPU $PROXY_CPU, load on CPU $LOAD_CPU)"
@@ -177,7 +189,7 @@ wait_for_line() {
 
 start_mock() {
     taskset -c "$LOAD_CPU" "$MOCK" --listen 127.0.0.1:0 --threads 1 \
-        >"$WORK_DIR/mock.out" 2>"$WORK_DIR/mock.err" &
+        >"$WORK_DIR/mock.out" 2>"$WORK_DIR/mock.err" 9>&- &
     MOCK_PID=$!
     STARTED_PIDS+=("$MOCK_PID")
     local line
@@ -226,7 +238,7 @@ http {
 }
 EOF
     taskset -c "$PROXY_CPU" "$NGINX_BIN" -p "$d" -c "$d/nginx.conf" -g 'daemon off;' \
-        >"$d/logs/stdout.log" 2>"$d/logs/stderr.log" &
+        >"$d/logs/stdout.log" 2>"$d/logs/stderr.log" 9>&- &
     NGINX_PID=$!
     STARTED_PIDS+=("$NGINX_PID")
     NGINX_WORKER_PID=""
@@ -253,12 +265,30 @@ models:
 EOF
     # Access logging stays on (the default), written to /dev/null: its cost is part of the figure.
     taskset -c "$PROXY_CPU" "$SWITCHYARD" serve --config "$WORK_DIR/switchyard.yaml" --workers 1 \
-        >/dev/null 2>"$WORK_DIR/switchyard.err" &
+        >/dev/null 2>"$WORK_DIR/switchyard.err" 9>&- &
     SWITCHYARD_PID=$!
     STARTED_PIDS+=("$SWITCHYARD_PID")
     local line
     line="$(wait_for_line "$WORK_DIR/switchyard.err" 'listening on 127\.0\.0\.1:[0-9]+' "$SWITCHYARD_PID" switchyard)"
     SWITCHYARD_PORT="${line##*:}"
+}
+
+# Dies naming whichever of our servers is gone, with the end of its stderr: a crash, or someone
+# else killing it, must not pass for a figure.
+check_alive() {
+    local name pid errf
+    for name in mock nginx-worker switchyard; do
+        case "$name" in
+            mock) pid="$MOCK_PID"; errf="$WORK_DIR/mock.err" ;;
+            nginx-worker) pid="$NGINX_WORKER_PID"; errf="$WORK_DIR/nginx/logs/error.log" ;;
+            switchyard) pid="$SWITCHYARD_PID"; errf="$WORK_DIR/switchyard.err" ;;
+        esac
+        if ! kill -0 "$pid" 2>/dev/null; then
+            log "bench: $name (pid $pid) is gone; the end of its log:"
+            tail -5 "$errf" >&2 2>/dev/null || true
+            die "$name exited during the benchmark$(grep -q 'signal 15' "$errf" 2>/dev/null && echo ' (SIGTERM from outside this script)')"
+        fi
+    done
 }
 
 # utime+stime of a process (all its threads), in clock ticks.

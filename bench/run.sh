@@ -40,6 +40,7 @@ done
 
 setup_traps
 require_tools
+acquire_lock
 build_if_missing
 # This script and everything it forks (samplers, awk, curl) stay off the proxies' CPU.
 taskset -pc "$LOAD_CPU" $$ >/dev/null
@@ -103,6 +104,7 @@ measure_run() {
     [ "$MODE" = stream ] && stream=1
     out="$WORK_DIR/wrk-$rep-$conns-$target.txt"
     wait_until_quiet "$target c=$conns rep $rep" || busy=1
+    check_alive
 
     local stop="$WORK_DIR/stop.$$" peakf="$WORK_DIR/peak.$$"
     rm -f "$stop" "$peakf"
@@ -123,6 +125,7 @@ measure_run() {
     local rc=0
     BENCH_MODEL="$model" BENCH_STREAM="$stream" taskset -c "$LOAD_CPU" \
         wrk -t1 -c"$conns" -d"${secs}s" --latency -s "$BENCH_DIR/post.lua" "$url" >"$out" 2>&1 || rc=$?
+    check_alive
 
     c1b="$(cpu_line "$PROXY_CPU")"; c0b="$(cpu_line "$LOAD_CPU")"
     t1="$(cpu_ticks "$pid")"; m1="$(cpu_ticks "$MOCK_PID")"; w1="$(child_ticks)"

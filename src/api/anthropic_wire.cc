@@ -37,23 +37,7 @@ LocalReply RenderAnthropicError(const core::LocalError& error) {
     boost::json::object inner;
     inner["type"] = AnthropicErrorTypeOf(status);
     inner["message"] = error.message;
-    if (!error.attempts.empty()) {
-        boost::json::array attempts;
-        for (const core::AttemptNote& a : error.attempts) {
-            boost::json::object note{{"model_group", a.model_group},
-                                     {"deployment", a.deployment},
-                                     {"error_class", a.error_class},
-                                     {"upstream_request_id", a.upstream_request_id},
-                                     {"wait_ms", a.wait_ms}};
-            if (a.status == 0) {
-                note["status"] = nullptr;
-            } else {
-                note["status"] = a.status;
-            }
-            attempts.push_back(std::move(note));
-        }
-        inner["attempts"] = std::move(attempts);
-    }
+    if (!error.attempts.empty()) inner["attempts"] = AttemptsJson(error.attempts);
     boost::json::object outer{{"type", "error"}, {"error", std::move(inner)}};
     return {status, boost::json::serialize(outer)};
 }

@@ -45,6 +45,20 @@ OpenAiErrorShape ShapeOf(core::ErrorKind kind) {
 
 }  // namespace
 
+boost::json::array AttemptsJson(const std::vector<core::AttemptNote>& attempts) {
+    boost::json::array out;
+    for (const core::AttemptNote& a : attempts) {
+        boost::json::object note{{"model_group", a.model_group},
+                                 {"deployment", a.deployment},
+                                 {"error_class", a.error_class},
+                                 {"upstream_request_id", a.upstream_request_id},
+                                 {"wait_ms", a.wait_ms}};
+        note["status"] = a.status == 0 ? boost::json::value(nullptr) : boost::json::value(a.status);
+        out.push_back(std::move(note));
+    }
+    return out;
+}
+
 LocalReply RenderOpenAiError(const core::LocalError& error) {
     const OpenAiErrorShape shape = ShapeOf(error.kind);
     boost::json::object inner;
@@ -60,23 +74,7 @@ LocalReply RenderOpenAiError(const core::LocalError& error) {
     } else {
         inner["code"] = shape.code;
     }
-    if (!error.attempts.empty()) {
-        boost::json::array attempts;
-        for (const core::AttemptNote& a : error.attempts) {
-            boost::json::object note{{"model_group", a.model_group},
-                                     {"deployment", a.deployment},
-                                     {"error_class", a.error_class},
-                                     {"upstream_request_id", a.upstream_request_id},
-                                     {"wait_ms", a.wait_ms}};
-            if (a.status == 0) {
-                note["status"] = nullptr;
-            } else {
-                note["status"] = a.status;
-            }
-            attempts.push_back(std::move(note));
-        }
-        inner["attempts"] = std::move(attempts);
-    }
+    if (!error.attempts.empty()) inner["attempts"] = AttemptsJson(error.attempts);
     boost::json::object outer;
     outer["error"] = std::move(inner);
     return {error.status != 0 ? error.status : core::StatusOf(error.kind),

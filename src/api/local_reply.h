@@ -1,7 +1,9 @@
 #pragma once
 
+#include <boost/json/array.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.h"
 
@@ -12,6 +14,9 @@ struct LocalReply {
     unsigned status = 500;
     std::string body;  // application/json
 };
+
+// The attempts an error body lists (both APIs' envelopes carry the same array).
+boost::json::array AttemptsJson(const std::vector<core::AttemptNote>& attempts);
 
 // OpenAI's error envelope: {"error":{"message","type","param","code"}} (WIRE.md A.2.1).
 LocalReply RenderOpenAiError(const core::LocalError& error);

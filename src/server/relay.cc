@@ -22,6 +22,16 @@ void NoteUsage(RequestContext& ctx, std::string_view json) {
     }
 }
 
+// Writes a stream's response header (the commit point). False when the client is gone.
+asio::awaitable<bool> WriteStreamHead(RequestContext& ctx,
+                                      http::response_serializer<http::empty_body>& serializer) {
+    ctx.watch.Arm(ctx.stream.socket(), ctx.Context().clock.Now() + kDownstreamWriteTimeout);
+    auto [ec, written] = co_await http::async_write_header(ctx.stream, serializer, kTuple);
+    ctx.record.bytes_out += written;
+    if (ec) ctx.keep_alive = false;
+    co_return !ec;
+}
+
 }  // namespace
 
 std::string TranslateBody(std::string_view body, unsigned status, api::Wire from, api::Wire to) {
@@ -211,14 +221,8 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
             result.committed = true;
             SetServedHeaders(ctx, response);
             ctx.record.status = response.result_int();
-            ctx.watch.Arm(ctx.stream.socket(), clock.Now() + kDownstreamWriteTimeout);
-            auto [header_ec, header_bytes] =
-                co_await http::async_write_header(ctx.stream, serializer, kTuple);
-            ctx.record.bytes_out += header_bytes;
-            if (header_ec) {
-                ctx.keep_alive = false;
-                co_return;
-            }
+            const bool sent = co_await WriteStreamHead(ctx, serializer);
+            if (!sent) co_return;
             out.swap(held);
         }
         if (out.empty() || !result.committed) continue;
@@ -261,14 +265,8 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
         // A whole stream (background mode, or one without content): deliver it now.
         SetServedHeaders(ctx, response);
         ctx.record.status = response.result_int();
-        ctx.watch.Arm(ctx.stream.socket(), clock.Now() + kDownstreamWriteTimeout);
-        auto [header_ec, header_bytes] =
-            co_await http::async_write_header(ctx.stream, serializer, kTuple);
-        ctx.record.bytes_out += header_bytes;
-        if (header_ec) {
-            ctx.keep_alive = false;
-            co_return;
-        }
+        const bool sent = co_await WriteStreamHead(ctx, serializer);
+        if (!sent) co_return;
     }
     out = std::move(held);
     if (call.Failed()) {

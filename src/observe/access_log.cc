@@ -3,8 +3,6 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
-#include <boost/json/serialize.hpp>
-#include <boost/json/string.hpp>
 #include <chrono>
 
 #include "core/time_format.h"
@@ -12,8 +10,35 @@
 namespace switchyard::observe {
 namespace {
 
-std::string Quote(std::string_view text) {
-    return boost::json::serialize(boost::json::string(text));
+// Appends `text` as a JSON string (RFC 8259 escaping) without an intermediate string.
+void AppendQuoted(fmt::memory_buffer& out, std::string_view text) {
+    out.push_back('"');
+    for (const char c : text) {
+        switch (c) {
+            case '"':
+                out.append(std::string_view("\\\""));
+                break;
+            case '\\':
+                out.append(std::string_view("\\\\"));
+                break;
+            case '\n':
+                out.append(std::string_view("\\n"));
+                break;
+            case '\r':
+                out.append(std::string_view("\\r"));
+                break;
+            case '\t':
+                out.append(std::string_view("\\t"));
+                break;
+            default:
+                if (static_cast<unsigned char>(c) < 0x20) {
+                    fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<int>(c));
+                } else {
+                    out.push_back(c);
+                }
+        }
+    }
+    out.push_back('"');
 }
 
 }  // namespace
@@ -48,27 +73,44 @@ AccessLog::~AccessLog() {
 }
 
 std::string AccessLog::Format(const RequestRecord& r) {
-    std::string line = fmt::format(
-        "{{\"time\":\"{}\",\"method\":{},\"path\":{},\"route\":\"{}\",\"model_group\":"
-        "{},"
-        "\"deployment\":{},\"status\":{},\"latency_ms\":{:.3f},\"upstream_request_id\":{},"
-        "\"bytes_in\":{},\"bytes_out\":{},\"stream\":{}",
-        core::Rfc3339(r.start), Quote(r.method), Quote(r.path), r.route, Quote(r.model_group),
-        Quote(r.deployment), r.status, r.latency_seconds * 1000.0, Quote(r.upstream_request_id),
-        r.bytes_in, r.bytes_out, r.stream);
+    // One buffer, no temporary strings: this runs once per request.
+    fmt::memory_buffer out;
+    auto text = [&](std::string_view s) { out.append(s); };
+    text("{\"time\":\"");
+    text(core::Rfc3339(r.start));
+    text("\",\"method\":");
+    AppendQuoted(out, r.method);
+    text(",\"path\":");
+    AppendQuoted(out, r.path);
+    text(",\"route\":");
+    AppendQuoted(out, r.route);
+    text(",\"model_group\":");
+    AppendQuoted(out, r.model_group);
+    text(",\"deployment\":");
+    AppendQuoted(out, r.deployment);
+    fmt::format_to(std::back_inserter(out), ",\"status\":{},\"latency_ms\":{:.3f}", r.status,
+                   r.latency_seconds * 1000.0);
+    text(",\"upstream_request_id\":");
+    AppendQuoted(out, r.upstream_request_id);
+    fmt::format_to(std::back_inserter(out), ",\"bytes_in\":{},\"bytes_out\":{},\"stream\":{}",
+                   r.bytes_in, r.bytes_out, r.stream);
     if (r.input_tokens >= 0 || r.output_tokens >= 0) {
-        line += fmt::format(",\"input_tokens\":{},\"output_tokens\":{}", r.input_tokens,
-                            r.output_tokens);
+        fmt::format_to(std::back_inserter(out), ",\"input_tokens\":{},\"output_tokens\":{}",
+                       r.input_tokens, r.output_tokens);
     }
     if (r.attempts > 0) {
-        line += fmt::format(",\"attempts\":{},\"fallback_depth\":{}", r.attempts, r.fallback_depth);
+        fmt::format_to(std::back_inserter(out), ",\"attempts\":{},\"fallback_depth\":{}",
+                       r.attempts, r.fallback_depth);
     }
     if (r.client_retry_count > 0) {
-        line += fmt::format(",\"client_retry_count\":{}", r.client_retry_count);
+        fmt::format_to(std::back_inserter(out), ",\"client_retry_count\":{}", r.client_retry_count);
     }
-    if (!r.error.empty()) line += ",\"error\":" + Quote(r.error);
-    line += "}\n";
-    return line;
+    if (!r.error.empty()) {
+        text(",\"error\":");
+        AppendQuoted(out, r.error);
+    }
+    text("}\n");
+    return fmt::to_string(out);
 }
 
 void AccessLog::Write(unsigned shard, const RequestRecord& record) {

@@ -6,17 +6,9 @@
 
 namespace switchyard::routing {
 
-// Picks one deployment of `group` with probability proportional to its weight. `uniform` is a
-// draw from [0, 1) supplied by the caller's random source. `group` must have a deployment.
-const config::Deployment& PickWeighted(const config::ModelGroup& group, double uniform);
-
-}  // namespace switchyard::routing
-
-namespace switchyard::routing {
-
 // All deployments of `group` in a random order where each position is drawn by weight among
-// those not yet placed: the first is PickWeighted's choice, the rest are its fallbacks within the
-// group. `uniform` returns draws from [0, 1).
+// those not yet placed: the first is chosen with probability proportional to its weight, the rest
+// are its fallbacks within the group. `uniform` returns draws from [0, 1).
 template <class Uniform>
 std::vector<const config::Deployment*> WeightedOrder(const config::ModelGroup& group,
                                                      Uniform&& uniform) {

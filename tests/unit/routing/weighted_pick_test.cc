@@ -13,6 +13,11 @@
 namespace switchyard::routing {
 namespace {
 
+// The deployment WeightedOrder puts first for a first draw of `u`.
+const config::Deployment& First(const config::ModelGroup& group, double u) {
+    return *WeightedOrder(group, [u] { return u; }).front();
+}
+
 TEST(WeightedPickTest, SplitsTheUnitIntervalByWeight) {
     config::ModelGroup group;
     group.deployments.resize(3);
@@ -23,16 +28,16 @@ TEST(WeightedPickTest, SplitsTheUnitIntervalByWeight) {
     group.deployments[2].name = "c";
     group.deployments[2].weight = 4;
     // Cumulative shares: a [0, 1/8), b [1/8, 4/8), c [4/8, 1).
-    EXPECT_EQ(PickWeighted(group, 0.0).name, "a");
-    EXPECT_EQ(PickWeighted(group, 0.124).name, "a");
-    EXPECT_EQ(PickWeighted(group, 0.126).name, "b");
-    EXPECT_EQ(PickWeighted(group, 0.49).name, "b");
-    EXPECT_EQ(PickWeighted(group, 0.51).name, "c");
-    EXPECT_EQ(PickWeighted(group, 0.999999).name, "c");
+    EXPECT_EQ(First(group, 0.0).name, "a");
+    EXPECT_EQ(First(group, 0.124).name, "a");
+    EXPECT_EQ(First(group, 0.126).name, "b");
+    EXPECT_EQ(First(group, 0.49).name, "b");
+    EXPECT_EQ(First(group, 0.51).name, "c");
+    EXPECT_EQ(First(group, 0.999999).name, "c");
 
     int counts[3] = {0, 0, 0};
     for (int i = 0; i < 8000; ++i) {
-        const auto& d = PickWeighted(group, (i + 0.5) / 8000.0);
+        const auto& d = First(group, (i + 0.5) / 8000.0);
         counts[d.name[0] - 'a']++;
     }
     EXPECT_EQ(counts[0], 1000);
@@ -117,7 +122,7 @@ TEST(WeightedOrderTest, SingleDeployment) {
 
 TEST(WeightedOrderTest, FirstPositionFollowsTheWeights) {
     const config::ModelGroup group = ThreeDeployments();
-    // An even sweep of first draws: exactly the weight shares, as PickWeighted.
+    // An even sweep of first draws: exactly the weight shares, as a single weighted pick.
     std::map<std::string, int> first;
     for (int i = 0; i < 8'000; ++i) {
         Script script{{(i + 0.5) / 8'000.0, 0.5, 0.5}};

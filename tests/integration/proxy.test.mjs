@@ -130,7 +130,12 @@ test('health endpoints answer', async () => {
 });
 
 test('/metrics counts requests by group, deployment and status', async () => {
-  const text = await gateway.metrics();
+  // The previous request's bookkeeping may finish just after its response reached the client.
+  let text = await gateway.metrics();
+  for (let i = 0; i < 50 && metricValue(text, 'switchyard_in_flight_requests') !== 1; i++) {
+    await sleep(20);
+    text = await gateway.metrics();
+  }
   const ok = metricValue(text,
     'switchyard_requests_total{route="chat",model_group="chat",deployment="chat-primary",status="200"}');
   assert.ok(ok >= 31, `chat-primary 200s: ${ok}`);

@@ -271,6 +271,11 @@ EOF
     local line
     line="$(wait_for_line "$WORK_DIR/switchyard.err" 'listening on 127\.0\.0\.1:[0-9]+' "$SWITCHYARD_PID" switchyard)"
     SWITCHYARD_PORT="${line##*:}"
+    # What runs, taken now (the running image itself): the file may be rebuilt meanwhile.
+    SWITCHYARD_BUILT="$(date -u -r "$SWITCHYARD" +%Y-%m-%dT%H:%M:%SZ)"
+    SWITCHYARD_SHA="$(sha256sum "/proc/$SWITCHYARD_PID/exe" | cut -c1-12)"
+    REPO_HEAD="$(git -C "$ROOT" log -1 --format='%h (%cI)' 2>/dev/null || echo '?')"
+    REPO_DIRTY="$(git -C "$ROOT" status --porcelain -- src tools 2>/dev/null | head -1)"
 }
 
 # Dies naming whichever of our servers is gone, with the end of its stderr: a crash, or someone
@@ -349,14 +354,16 @@ smoke_check() {
 machine_facts() {
     echo "machine: $(getconf _NPROCESSORS_ONLN) CPUs ($(awk -F': ' '/^model name/ {print $2; exit}' /proc/cpuinfo)), kernel $(uname -r), $(awk '/^MemTotal/ {printf "%.1f GiB RAM", $2/1048576}' /proc/meminfo)"
     echo "tools: $(wrk -v 2>&1 | head -1 | awk '{print $1, $2}'), $("$NGINX_BIN" -v 2>&1 | sed 's/.*version: //'), $("$SWITCHYARD" --version 2>&1 | head -1)"
-    local where dirty=""
+    local where
     if [ "$BUILD" = "$ROOT/build/release" ]; then
-        if [ -n "$(git -C "$ROOT" status --porcelain -- src tools 2>/dev/null)" ]; then dirty=", src/tools have uncommitted changes now"; fi
-        where="from this checkout; repo HEAD $(git -C "$ROOT" log -1 --format='%h (%cI)' 2>/dev/null)$dirty"
+        where="from this checkout; repo HEAD at start $REPO_HEAD${REPO_DIRTY:+, src/tools had uncommitted changes}"
     else
         where="from the sources in $(cd "$BUILD/../.." && pwd) (BUILD set)"
     fi
-    echo "binary: $SWITCHYARD built $(date -u -r "$SWITCHYARD" +%Y-%m-%dT%H:%M:%SZ) $where"
+    echo "binary: $SWITCHYARD (sha256 $SWITCHYARD_SHA) built $SWITCHYARD_BUILT $where"
+    if [ "$(sha256sum "$SWITCHYARD" 2>/dev/null | cut -c1-12)" != "$SWITCHYARD_SHA" ]; then
+        echo "binary: NOTE the file was rebuilt during the run; the figures are for the binary started (sha256 $SWITCHYARD_SHA)"
+    fi
 }
 
 # Busy fraction of both CPUs over a quiet second, before any load: shows other activity.

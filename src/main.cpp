@@ -15,6 +15,9 @@
 #include "core/url.h"
 #include "core/version.h"
 #include "limits/client_budgets.h"
+#include "limits/client_keys.h"
+#include "limits/headroom.h"
+#include "limits/lanes.h"
 #include "observe/access_log.h"
 #include "observe/metrics.h"
 #include "routing/deployment_health.h"
@@ -120,8 +123,11 @@ int Serve(const std::vector<std::string_view>& args) {
     routing::DeploymentHealth health(config->deployment_count, HealthOptionsOf(*config));
     limits::ClientBudgets client_budgets(config->retry.budget_max_tokens,
                                          config->retry.budget_token_ratio);
-    server::ServerContext context{config, clock,  metrics,       *access_log,
-                                  *tls,   health, client_budgets};
+    limits::ClientKeys keys(config->keys);
+    limits::Headroom headroom(*config, clock.Now());
+    limits::Lanes lanes(config->limits.lanes);
+    server::ServerContext context{config, clock,          metrics, *access_log, *tls,
+                                  health, client_budgets, keys,    headroom,    lanes};
     auto server = std::make_unique<server::Server>(context);
     try {
         server->Listen();

@@ -27,6 +27,14 @@ OpenAiErrorShape ShapeOf(core::ErrorKind kind) {
             return {"invalid_request_error", "invalid_api_key"};
         case ErrorKind::kForbidden:
             return {"permission_error", "admin_disabled"};
+        case ErrorKind::kModelNotAllowed:
+            return {"permission_error", "model_not_allowed"};
+        case ErrorKind::kRateLimited:
+            return {"rate_limit_error", "rate_limit_exceeded"};
+        case ErrorKind::kBudgetExceeded:
+            return {"insufficient_quota", "budget_exceeded"};
+        case ErrorKind::kHeadroomExhausted:
+            return {"rate_limit_error", "upstream_headroom_exhausted"};
         case ErrorKind::kUpstreamUnreachable:
             return {"upstream_error", "upstream_unreachable"};
         case ErrorKind::kUpstreamTimeout:

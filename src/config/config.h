@@ -37,6 +37,15 @@ class Secret final {
 // The wire format a deployment speaks (and a client, for the front API).
 enum class Provider { kOpenAi, kAnthropic };
 
+// A deployment's known rate limits per minute (0: unknown). They seed its headroom buckets; the
+// provider's rate-limit headers correct them on every response.
+struct DeploymentLimits {
+    std::int64_t rpm = 0;   // requests (both providers)
+    std::int64_t tpm = 0;   // tokens (OpenAI: max(max_tokens, input estimate) per request)
+    std::int64_t itpm = 0;  // input tokens (Anthropic; cache reads do not count)
+    std::int64_t otpm = 0;  // output tokens actually generated (Anthropic)
+};
+
 // One concrete upstream target: provider + model + endpoint + key.
 struct Deployment {
     std::string name;       // unique across the config; used in logs, metrics and headers
@@ -51,6 +60,7 @@ struct Deployment {
     std::string anthropic_version = "2023-06-01";  // the anthropic-version header (Anthropic)
     double input_price = 0;   // per million input tokens, for the cheapest strategy
     double output_price = 0;  // per million output tokens
+    DeploymentLimits limits;
     int line = 0;
 };
 
@@ -151,6 +161,47 @@ struct LogConfig {
     std::string access = "stdout";  // stdout | stderr | off | a file path
 };
 
+// A workload lane (DESIGN 1.8): a backfill must not starve the chat endpoint. A lane may use
+// `share` of each deployment's headroom (batch only takes what interactive leaves); when headroom
+// is short its requests wait in a bounded queue within their deadline, and lanes with a smaller
+// share are shed first.
+struct Lane {
+    std::string name;
+    double share = 1.0;            // fraction of a deployment's headroom this lane may use
+    std::size_t max_queue = 1000;  // requests of this lane waiting for headroom at once
+    Millis slow_start{0};          // after an idle minute, ramp from 10 % to the full share
+    int line = 0;
+};
+
+// Self-throttling: send a request only where the deployment's headroom allows it.
+struct LimitsConfig {
+    bool self_throttle = true;
+    // The window over which a provider may enforce a per-minute limit (60 RPM as 1 per second):
+    // each headroom bucket holds limit * burst / 1 min and refills at limit per minute.
+    Millis burst{1000};
+    std::vector<Lane> lanes = {{"interactive", 1.0, 1000, Millis(0), 0},
+                               {"batch", 0.5, 100, Millis(0), 0}};
+
+    // The index of the lane named `name`; nullopt when there is none.
+    std::optional<std::size_t> FindLane(std::string_view name) const;
+};
+
+// A client (virtual) key. Only its SHA-256 is kept; the plaintext comes from the environment or
+// is handed out once by the admin API.
+struct ClientKey {
+    std::string name;
+    std::string sha256;                     // lowercase hex of the key's SHA-256
+    std::int64_t rpm = 0;                   // requests per minute, 0: unlimited
+    std::int64_t tpm = 0;                   // tokens per minute (input estimate + max_tokens)
+    double monthly_budget = 0;              // currency per calendar month (UTC), 0: unlimited
+    std::vector<std::string> models;        // allowed model groups; empty: all
+    std::size_t lane = 0;                   // index into LimitsConfig::lanes
+    bool fallbacks = true;                  // false: never walk the fallback chain
+    std::optional<StreamMode> stream_mode;  // overrides server.stream_mode
+    Millis slow_start{0};                   // ramp its rpm/tpm from 10 % after an idle minute
+    int line = 0;
+};
+
 // The loaded configuration: an immutable snapshot shared by all workers.
 struct Config {
     ServerConfig server;
@@ -160,6 +211,8 @@ struct Config {
     HealthConfig health;
     AlertConfig alerts;
     DegradationConfig degradation;
+    LimitsConfig limits;
+    std::vector<ClientKey> keys;
     std::vector<ModelGroup> models;
     std::size_t deployment_count = 0;
 

@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/sha256.h"
+
 namespace switchyard::config {
 namespace {
 
@@ -197,7 +199,7 @@ void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
     out.line = node.Mark().line + 1;
     if (!r.CheckMap(node, "deployment of '" + group + "'",
                     {"name", "provider", "model", "api_base", "api_key", "weight", "ca_file",
-                     "input_price", "output_price", "anthropic_version"})) {
+                     "input_price", "output_price", "anthropic_version", "limits"})) {
         return;
     }
     std::string provider = "openai";
@@ -230,6 +232,15 @@ void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
         r.Fail(node["ca_file"], "ca_file '" + out.ca_file + "' cannot be read");
     }
     r.String(node, "name", out.name);
+    if (const YAML::Node limits = node["limits"]; limits.IsDefined()) {
+        if (r.CheckMap(limits, "deployment limits", {"rpm", "tpm", "itpm", "otpm"})) {
+            constexpr long long kMax = 1'000'000'000'000LL;
+            r.Integer(limits, "rpm", out.limits.rpm, 0, kMax);
+            r.Integer(limits, "tpm", out.limits.tpm, 0, kMax);
+            r.Integer(limits, "itpm", out.limits.itpm, 0, kMax);
+            r.Integer(limits, "otpm", out.limits.otpm, 0, kMax);
+        }
+    }
 }
 
 void ReadRetry(Reader& r, const YAML::Node& node, RetryConfig& retry) {
@@ -520,7 +531,136 @@ void LinkModels(Reader& r, const YAML::Node& root, Config& config) {
     }
 }
 
+void ReadLimits(Reader& r, const YAML::Node& node, LimitsConfig& limits) {
+    if (!r.CheckMap(node, "limits", {"self_throttle", "burst_ms", "lanes"})) return;
+    r.Bool(node, "self_throttle", limits.self_throttle);
+    r.Duration(node, "burst_ms", limits.burst);
+    if (limits.burst > std::chrono::minutes(1))
+        r.Fail(node["burst_ms"], "'burst_ms' must be at most 60000");
+    const YAML::Node lanes = node["lanes"];
+    if (!lanes.IsDefined()) return;
+    if (!lanes.IsSequence() || lanes.size() == 0) {
+        r.Fail(lanes, "'lanes' must be a non-empty list of lanes");
+        return;
+    }
+    limits.lanes.clear();
+    for (const auto& entry : lanes) {
+        Lane lane;
+        lane.line = entry.Mark().line + 1;
+        if (r.CheckMap(entry, "lane", {"name", "share", "max_queue", "slow_start_ms"})) {
+            r.String(entry, "name", lane.name, /*required=*/true);
+            r.Number(entry, "share", lane.share);
+            if (lane.share > 1) r.Fail(entry["share"], "'share' must be at most 1");
+            r.Integer(entry, "max_queue", lane.max_queue, 0, 1'000'000);
+            long long ramp = lane.slow_start.count();
+            r.Integer(entry, "slow_start_ms", ramp, 0, 24LL * 3600 * 1000);
+            lane.slow_start = Millis(ramp);
+        }
+        if (!lane.name.empty() && limits.FindLane(lane.name)) {
+            r.Fail(entry["name"], "duplicate lane name '" + lane.name + "'");
+        }
+        limits.lanes.push_back(std::move(lane));
+    }
+}
+
+// Client keys: the plaintext only from the environment (or just its SHA-256), never inline.
+void ReadKeys(Reader& r, const YAML::Node& node, Config& config) {
+    if (!node.IsSequence()) {
+        r.Fail(node, "'keys' must be a list of client keys");
+        return;
+    }
+    std::set<std::string> names;
+    std::set<std::string> hashes;
+    for (const auto& entry : node) {
+        ClientKey key;
+        key.line = entry.Mark().line + 1;
+        if (!r.CheckMap(entry, "client key",
+                        {"name", "key", "key_sha256", "rpm", "tpm", "monthly_budget", "models",
+                         "lane", "fallbacks", "stream_mode", "slow_start_ms"})) {
+            continue;
+        }
+        r.String(entry, "name", key.name, /*required=*/true);
+        if (!key.name.empty() && !names.insert(key.name).second) {
+            r.Fail(entry["name"], "duplicate client key name '" + key.name + "'");
+        }
+        std::string text;
+        if (r.String(entry, "key", text)) {
+            if (!std::string_view(text).starts_with(kEnvPrefix)) {
+                r.Fail(
+                    entry["key"],
+                    "client key '" + key.name +
+                        "': 'key' must be os.environ/NAME (or give 'key_sha256'); plaintext keys "
+                        "are not accepted in the config");
+            } else {
+                Secret secret;
+                r.SecretValue(entry, "key", secret);
+                if (!secret.Empty()) key.sha256 = core::Sha256Hex(secret.Reveal());
+            }
+        }
+        if (r.String(entry, "key_sha256", text)) {
+            std::string hex = text;
+            std::transform(hex.begin(), hex.end(), hex.begin(),
+                           [](unsigned char c) { return std::tolower(c); });
+            if (hex.size() != 64 ||
+                hex.find_first_not_of("0123456789abcdef") != std::string::npos) {
+                r.Fail(entry["key_sha256"], "'key_sha256' must be 64 hex digits");
+            } else if (!key.sha256.empty()) {
+                r.Fail(entry["key_sha256"], "give either 'key' or 'key_sha256', not both");
+            } else {
+                key.sha256 = hex;
+            }
+        }
+        if (!entry["key"].IsDefined() && !entry["key_sha256"].IsDefined()) {
+            r.Fail(entry, "client key '" + key.name + "' needs 'key' or 'key_sha256'");
+        }
+        if (!key.sha256.empty() && !hashes.insert(key.sha256).second) {
+            r.Fail(entry, "client key '" + key.name + "' has the same key as another");
+        }
+        r.Integer(entry, "rpm", key.rpm, 0, 1'000'000'000);
+        r.Integer(entry, "tpm", key.tpm, 0, 1'000'000'000'000LL);
+        r.Number(entry, "monthly_budget", key.monthly_budget, /*allow_zero=*/true);
+        ReadGroupList(r, entry, "models", key.models);
+        for (const std::string& group : key.models) {
+            if (config.FindGroup(group) == nullptr) {
+                r.Fail(entry["models"],
+                       "client key '" + key.name + "' allows unknown model group '" + group + "'");
+            }
+        }
+        std::string lane;
+        if (r.String(entry, "lane", lane)) {
+            if (const auto index = config.limits.FindLane(lane)) {
+                key.lane = *index;
+            } else {
+                r.Fail(entry["lane"],
+                       "client key '" + key.name + "' names unknown lane '" + lane + "'");
+            }
+        }
+        r.Bool(entry, "fallbacks", key.fallbacks);
+        std::string mode;
+        if (r.String(entry, "stream_mode", mode)) {
+            if (mode == "interactive") {
+                key.stream_mode = StreamMode::kInteractive;
+            } else if (mode == "background") {
+                key.stream_mode = StreamMode::kBackground;
+            } else {
+                r.Fail(entry["stream_mode"], "'stream_mode' must be 'interactive' or 'background'");
+            }
+        }
+        long long ramp = 0;
+        r.Integer(entry, "slow_start_ms", ramp, 0, 24LL * 3600 * 1000);
+        key.slow_start = Millis(ramp);
+        config.keys.push_back(std::move(key));
+    }
+}
+
 }  // namespace
+
+std::optional<std::size_t> LimitsConfig::FindLane(std::string_view name) const {
+    for (std::size_t i = 0; i < lanes.size(); ++i) {
+        if (lanes[i].name == name) return i;
+    }
+    return std::nullopt;
+}
 
 std::string Problem::ToString() const { return file + ":" + std::to_string(line) + ": " + message; }
 
@@ -550,9 +690,9 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file, const En
     }
     auto config = std::make_shared<Config>();
     Reader r(file, env, result.problems);
-    if (!r.CheckMap(
-            root, "the top level",
-            {"server", "timeouts", "log", "retry", "health", "alerts", "degradation", "models"})) {
+    if (!r.CheckMap(root, "the top level",
+                    {"server", "timeouts", "log", "retry", "health", "alerts", "degradation",
+                     "limits", "keys", "models"})) {
         return result;
     }
     if (root["server"]) ReadServer(r, root["server"], config->server);
@@ -568,6 +708,8 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file, const En
         r.Fail(root, "missing required key 'models'");
     }
     LinkModels(r, root, *config);
+    if (root["limits"]) ReadLimits(r, root["limits"], config->limits);
+    if (root["keys"]) ReadKeys(r, root["keys"], *config);
     if (result.problems.empty()) result.config = std::move(config);
     return result;
 }

@@ -10,7 +10,12 @@ unsigned StatusOf(ErrorKind kind) {
         case ErrorKind::kUnauthorized:
             return 401;
         case ErrorKind::kForbidden:
+        case ErrorKind::kModelNotAllowed:
             return 403;
+        case ErrorKind::kRateLimited:
+        case ErrorKind::kBudgetExceeded:
+        case ErrorKind::kHeadroomExhausted:
+            return 429;
         case ErrorKind::kModelNotFound:
         case ErrorKind::kRouteNotFound:
             return 404;

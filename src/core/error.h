@@ -16,6 +16,11 @@ enum class ErrorKind {
     kRouteNotFound,        // unknown path
     kUnauthorized,         // missing or wrong key
     kForbidden,            // the endpoint is switched off
+    kModelNotAllowed,      // the client key may not use the model group: 403
+    kRateLimited,          // the client key is over its RPM or TPM: 429
+    kBudgetExceeded,       // the client key spent its monthly budget: 429
+    kHeadroomExhausted,    // no deployment has headroom within the deadline, or the lane's queue
+                           // is full: 429
     kUpstreamUnreachable,  // connect / TLS / reset before a response: 502
     kUpstreamTimeout,      // no (complete) response in time: 504
     kUpstreamProtocol,     // upstream answered something that is not HTTP we understand: 502

@@ -88,6 +88,14 @@ std::string AccessLog::Format(const RequestRecord& r) {
     AppendQuoted(out, r.model_group);
     text(",\"deployment\":");
     AppendQuoted(out, r.deployment);
+    if (!r.key.empty()) {
+        text(",\"key\":");
+        AppendQuoted(out, r.key);
+    }
+    if (!r.lane.empty()) {
+        text(",\"lane\":");
+        AppendQuoted(out, r.lane);
+    }
     fmt::format_to(std::back_inserter(out), ",\"status\":{},\"latency_ms\":{:.3f}", r.status,
                    r.latency_seconds * 1000.0);
     text(",\"upstream_request_id\":");

@@ -74,6 +74,23 @@ void Metrics::CountAttempt(unsigned shard, std::string_view deployment,
     ++s.attempts[key];
 }
 
+void Metrics::CountLimitEvent(std::string key) {
+    std::lock_guard lock(limit_mutex_);
+    ++limit_events_[std::move(key)];
+}
+
+void Metrics::CountKeyRefusal(std::string_view key, std::string_view reason) {
+    CountLimitEvent(fmt::format("key_refused{}{}{}{}", kSep, key, kSep, reason));
+}
+
+void Metrics::CountHeadroomWait(std::string_view lane) {
+    CountLimitEvent(fmt::format("headroom_wait{}{}{}", kSep, lane, kSep));
+}
+
+void Metrics::CountShed(std::string_view lane) {
+    CountLimitEvent(fmt::format("shed{}{}{}", kSep, lane, kSep));
+}
+
 std::string Metrics::Render() const {
     std::map<std::string, std::uint64_t, std::less<>> attempts;
     std::map<std::string, std::uint64_t, std::less<>> requests;
@@ -127,6 +144,38 @@ std::string Metrics::Render() const {
         out += fmt::format(
             "switchyard_upstream_attempts_total{{deployment=\"{}\",error_class=\"{}\"}} {}\n",
             Escape(p[0]), Escape(p[1]), v);
+    }
+    {
+        std::lock_guard lock(limit_mutex_);
+        out +=
+            "# HELP switchyard_key_refusals_total Requests refused by their client key's limits "
+            "(requests, tokens, budget).\n"
+            "# TYPE switchyard_key_refusals_total counter\n";
+        for (const auto& [k, v] : limit_events_) {
+            const auto p = Split(k);
+            if (p[0] != "key_refused") continue;
+            out += fmt::format("switchyard_key_refusals_total{{key=\"{}\",reason=\"{}\"}} {}\n",
+                               Escape(p[1]), Escape(p[2]), v);
+        }
+        out +=
+            "# HELP switchyard_headroom_waits_total Times a request waited for upstream headroom, "
+            "by lane.\n"
+            "# TYPE switchyard_headroom_waits_total counter\n";
+        for (const auto& [k, v] : limit_events_) {
+            const auto p = Split(k);
+            if (p[0] != "headroom_wait") continue;
+            out +=
+                fmt::format("switchyard_headroom_waits_total{{lane=\"{}\"}} {}\n", Escape(p[1]), v);
+        }
+        out +=
+            "# HELP switchyard_shed_total Requests answered 429 because no deployment had "
+            "headroom for their lane in time.\n"
+            "# TYPE switchyard_shed_total counter\n";
+        for (const auto& [k, v] : limit_events_) {
+            const auto p = Split(k);
+            if (p[0] != "shed") continue;
+            out += fmt::format("switchyard_shed_total{{lane=\"{}\"}} {}\n", Escape(p[1]), v);
+        }
     }
     out += fmt::format(
         "# HELP switchyard_client_retries_total Requests a client SDK sent as its own retry "

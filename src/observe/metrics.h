@@ -25,6 +25,12 @@ class Metrics final {
     // A chat request that a client SDK sent as its own retry (x-stainless-retry-count > 0).
     void CountClientRetry() { client_retries_.fetch_add(1, std::memory_order_relaxed); }
     void CountFallback() { fallbacks_.fetch_add(1, std::memory_order_relaxed); }
+    // Rate-limit events (rare next to requests, so one shared map): a client key refused for
+    // `reason` (requests, tokens, budget), a request that waited for headroom in `lane`, and a
+    // request shed because its lane had no headroom in time.
+    void CountKeyRefusal(std::string_view key, std::string_view reason);
+    void CountHeadroomWait(std::string_view lane);
+    void CountShed(std::string_view lane);
     void AddInFlight(int delta) { in_flight_.fetch_add(delta, std::memory_order_relaxed); }
     std::int64_t InFlight() const { return in_flight_.load(std::memory_order_relaxed); }
     void AddConnections(int delta) { connections_.fetch_add(delta, std::memory_order_relaxed); }
@@ -54,7 +60,12 @@ class Metrics final {
         std::map<std::string, std::uint64_t, std::less<>> attempts;
     };
 
+    void CountLimitEvent(std::string key);
+
     std::vector<Shard> shards_;
+    mutable std::mutex limit_mutex_;
+    // key: event \x1f name \x1f reason
+    std::map<std::string, std::uint64_t, std::less<>> limit_events_;
     std::atomic<std::int64_t> in_flight_{0};
     std::atomic<std::int64_t> connections_{0};
     std::atomic<std::uint64_t> upstream_connects_{0};

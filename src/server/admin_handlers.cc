@@ -32,31 +32,29 @@ asio::awaitable<void> ServeHealth(RequestContext& ctx, bool readiness) {
     co_await WriteBody(ctx, std::move(body), "application/json");
 }
 
-namespace {
+bool PresentsMasterKey(const RequestContext& ctx) {
+    const config::Secret& master = ctx.Config().server.master_key;
+    if (master.Empty()) return false;
+    const std::string_view presented = PresentedKey(ctx.request);
+    const std::string& expected = master.Reveal();
+    return presented.size() == expected.size() &&
+           CRYPTO_memcmp(presented.data(), expected.data(), expected.size()) == 0;
+}
 
-// The master key check of admin endpoints: `Authorization: Bearer KEY` or `x-api-key: KEY`,
-// compared in constant time. Empty error: allowed.
 std::optional<core::LocalError> CheckMasterKey(const RequestContext& ctx) {
     const config::Secret& master = ctx.Config().server.master_key;
     if (master.Empty()) {
         return core::LocalError{core::ErrorKind::kForbidden,
                                 "Admin endpoints are disabled: set server.master_key."};
     }
-    std::string_view presented;
-    if (const auto it = ctx.request.find(http::field::authorization); it != ctx.request.end()) {
-        presented = it->value();
-        if (presented.starts_with("Bearer ")) presented.remove_prefix(7);
-    } else if (const auto key = ctx.request.find("x-api-key"); key != ctx.request.end()) {
-        presented = key->value();
-    }
-    const std::string& expected = master.Reveal();
-    if (presented.size() != expected.size() ||
-        CRYPTO_memcmp(presented.data(), expected.data(), expected.size()) != 0) {
+    if (!PresentsMasterKey(ctx)) {
         return core::LocalError{core::ErrorKind::kUnauthorized,
                                 "Admin endpoints need the master key."};
     }
     return std::nullopt;
 }
+
+namespace {
 
 boost::json::value TimeOrNull(const std::optional<std::chrono::steady_clock::time_point>& at,
                               std::chrono::steady_clock::time_point now,
@@ -83,6 +81,18 @@ boost::json::value Headroom(const std::optional<policy::RateLimitHeaders>& h) {
                                {"tokens", Window(h->tokens)},
                                {"input_tokens", Window(h->input_tokens)},
                                {"output_tokens", Window(h->output_tokens)}};
+}
+
+// The self-throttling buckets as they stand: capacity and level per limited dimension.
+boost::json::value Buckets(const limits::Headroom::View& view) {
+    const auto bucket = [](const limits::Headroom::BucketView& b) -> boost::json::value {
+        if (!b.limited) return nullptr;
+        return boost::json::object{{"capacity", b.capacity}, {"level", b.level}};
+    };
+    return boost::json::object{{"requests", bucket(view.requests)},
+                               {"tokens", bucket(view.tokens)},
+                               {"input_tokens", bucket(view.input_tokens)},
+                               {"output_tokens", bucket(view.output_tokens)}};
 }
 
 }  // namespace
@@ -117,6 +127,7 @@ asio::awaitable<void> ServeStatus(RequestContext& ctx) {
             o["ewma_ttft_ms"] = s.ewma_ttft_ms < 0 ? boost::json::value(nullptr)
                                                    : boost::json::value(s.ewma_ttft_ms);
             o["headroom"] = Headroom(s.headroom);
+            o["buckets"] = Buckets(ctx.Context().headroom.Snapshot(d.index, now));
             o["last_error_at"] =
                 s.last_error_at
                     ? boost::json::value(boost::json::string(core::Rfc3339(*s.last_error_at)))
@@ -124,8 +135,20 @@ asio::awaitable<void> ServeStatus(RequestContext& ctx) {
             deployments.push_back(std::move(o));
         }
     }
-    std::string body = boost::json::serialize(boost::json::object{
-        {"time", core::Rfc3339(wall_now)}, {"deployments", std::move(deployments)}});
+    boost::json::array lanes;
+    const limits::Lanes& running = ctx.Context().lanes;
+    for (std::size_t i = 0; i < running.Size(); ++i) {
+        const config::Lane& lane = running.Config(i);
+        lanes.push_back(boost::json::object{{"name", lane.name},
+                                            {"share", lane.share},
+                                            {"max_queue", lane.max_queue},
+                                            {"waiting", running.Waiting(i)}});
+    }
+    std::string body = boost::json::serialize(
+        boost::json::object{{"time", core::Rfc3339(wall_now)},
+                            {"self_throttle", ctx.Config().limits.self_throttle},
+                            {"lanes", std::move(lanes)},
+                            {"deployments", std::move(deployments)}});
     co_await WriteBody(ctx, std::move(body), "application/json");
 }
 

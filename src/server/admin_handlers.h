@@ -4,6 +4,13 @@
 
 namespace switchyard::server {
 
+// Whether the request presents the master key (`Authorization: Bearer KEY` or `x-api-key: KEY`),
+// compared in constant time.
+bool PresentsMasterKey(const RequestContext& ctx);
+
+// The master key check of admin endpoints: an error to answer with, or nullopt when allowed.
+std::optional<core::LocalError> CheckMasterKey(const RequestContext& ctx);
+
 // GET /v1/models: the model groups of the config, in OpenAI's list format.
 asio::awaitable<void> ServeModels(RequestContext& ctx);
 

@@ -11,6 +11,7 @@
 #include "api/local_reply.h"
 #include "api/openai_chat.h"
 #include "api/translate.h"
+#include "api/usage.h"
 #include "core/sse_parser.h"
 #include "core/time_format.h"
 #include "policy/backoff.h"
@@ -19,6 +20,7 @@
 #include "providers/upstream_request.h"
 #include "routing/fallback_plan.h"
 #include "routing/strategy.h"
+#include "server/admin_handlers.h"
 #include "server/http_io.h"
 #include "server/relay.h"
 #include "upstream/upstream_call.h"
@@ -93,8 +95,62 @@ struct Journey {
     bool background = false;       // stream mode
     bool stream_upstream = false;  // a JSON request streamed upstream and assembled
     policy::RetryBudget& client_budget;
+    std::size_t lane = 0;             // index into the config's lanes
+    std::int64_t input_estimate = 0;  // input tokens estimated from the body
     std::vector<core::AttemptNote> notes;
     milliseconds next_wait{0};  // waited before the next attempt, for its note
+    // Set when a group was left because no deployment had headroom in time (or the lane's queue
+    // was full): how long until one would have.
+    std::optional<milliseconds> headroom_short_for;
+};
+
+// A place in a lane's queue, given back when the request stops waiting (on every path).
+class QueueSlot final {
+  public:
+    QueueSlot(limits::Lanes& lanes, std::size_t lane) : lanes_(lanes), lane_(lane) {}
+    QueueSlot(const QueueSlot&) = delete;
+    QueueSlot& operator=(const QueueSlot&) = delete;
+    ~QueueSlot() { Leave(); }
+
+    bool Held() const { return held_; }
+    bool Enter() { return held_ = held_ || lanes_.Enqueue(lane_); }
+    void Leave() {
+        if (held_) lanes_.Dequeue(lane_);
+        held_ = false;
+    }
+
+  private:
+    limits::Lanes& lanes_;
+    std::size_t lane_;
+    bool held_ = false;
+};
+
+// Settles a client key's admission once the request is answered, on every path: the reported
+// tokens replace the estimate, and what the serving deployment charges is added to the key's
+// monthly spend.
+struct KeySettlement {
+    RequestContext& ctx;
+    std::shared_ptr<limits::ClientKeyState> key;
+    limits::KeyAdmission admission;
+    const config::Deployment* served_by = nullptr;
+
+    KeySettlement(RequestContext& c) : ctx(c) {}
+    KeySettlement(const KeySettlement&) = delete;
+    KeySettlement& operator=(const KeySettlement&) = delete;
+    ~KeySettlement() {
+        if (!key) return;
+        const std::int64_t in = ctx.record.input_tokens;
+        const std::int64_t out = ctx.record.output_tokens;
+        double cost = 0;
+        if (served_by != nullptr) {
+            cost = (static_cast<double>(std::max<std::int64_t>(in, 0)) * served_by->input_price +
+                    static_cast<double>(std::max<std::int64_t>(out, 0)) * served_by->output_price) /
+                   1e6;
+        }
+        const std::int64_t tokens = in >= 0 && out >= 0 ? in + out : -1;
+        const core::Clock& clock = ctx.Context().clock;
+        key->Settle(admission, tokens, cost, clock.Now(), clock.WallNow());
+    }
 };
 
 // One attempt: build the request for `deployment`, send it, and either answer the client (success)
@@ -156,9 +212,10 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
         }
     }
     if (!rate_limit_fields.empty()) {
-        context.health.NoteHeadroom(
-            deployment.index,
-            policy::ParseRateLimitHeaders(rate_limit_fields, context.clock.WallNow()));
+        const policy::RateLimitHeaders reported =
+            policy::ParseRateLimitHeaders(rate_limit_fields, context.clock.WallNow());
+        context.health.NoteHeadroom(deployment.index, reported);
+        context.headroom.Correct(deployment.index, reported, context.clock.Now());
     }
     const bool success = end.status >= 200 && end.status < 300;
     const std::string_view content_type = header[http::field::content_type];
@@ -248,6 +305,51 @@ std::optional<std::size_t> FirstAvailable(const std::vector<const config::Deploy
     return std::nullopt;
 }
 
+// Where a request's headroom was reserved, or how long until some deployment would have it.
+struct Reservation {
+    std::optional<std::size_t> index;  // into the group's order
+    milliseconds wait{0};              // when nothing was reserved
+};
+
+// Reserves headroom for the request's lane on `order[preferred]` or, failing that, on the first
+// other deployment that may be tried now. `cost` is set to what was reserved.
+Reservation ReserveHeadroom(ServerContext& context, const Journey& journey,
+                            const std::vector<const config::Deployment*>& order,
+                            const std::vector<bool>& excluded, std::size_t preferred,
+                            Clock::time_point now, limits::HeadroomCost& cost) {
+    const double share = context.lanes.Share(journey.lane, now);
+    Reservation result;
+    result.wait = milliseconds::max();
+    const auto attempt = [&](std::size_t i) {
+        const config::Deployment& d = *order[i];
+        const limits::HeadroomCost c =
+            limits::CostOf(d.provider, journey.input_estimate, journey.request.max_tokens);
+        const milliseconds wait = context.headroom.TryReserve(d.index, c, share, now);
+        if (wait == milliseconds(0)) {
+            cost = c;
+            result.index = i;
+            return true;
+        }
+        result.wait = std::min(result.wait, wait);
+        return false;
+    };
+    if (attempt(preferred)) return result;
+    for (std::size_t i = 0; i < order.size(); ++i) {
+        if (i == preferred || excluded[i] || !context.health.Available(order[i]->index, now)) {
+            continue;
+        }
+        if (attempt(i)) return result;
+    }
+    return result;
+}
+
+// retry-after in whole seconds (rounded up, as clients read it) and retry-after-ms exactly.
+void AddRetryAfter(RequestContext& ctx, milliseconds wait) {
+    const long long ms = std::max<long long>(1, wait.count());
+    ctx.reply_headers.emplace_back("retry-after", std::to_string((ms + 999) / 1000));
+    ctx.reply_headers.emplace_back("retry-after-ms", std::to_string(ms));
+}
+
 asio::awaitable<void> Sleep(RequestContext& ctx, milliseconds delay) {
     asio::steady_timer timer(ctx.stream.get_executor());
     timer.expires_after(delay);
@@ -300,7 +402,19 @@ asio::awaitable<void> Exhausted(RequestContext& ctx, Journey& journey, const Att
                                ? last.transport.kind
                                : core::ErrorKind::kAllAttemptsFailed};
     error.attempts = journey.notes;
-    if (journey.notes.empty()) {
+    if (journey.notes.empty() && journey.headroom_short_for) {
+        // Self-throttled: no deployment had headroom for this lane within the deadline, or the
+        // lane's queue was full. The client may retry when headroom is back.
+        error.kind = core::ErrorKind::kHeadroomExhausted;
+        error.status = 0;
+        const std::string& lane = ctx.Config().limits.lanes[journey.lane].name;
+        error.message = fmt::format(
+            "No deployment of the requested model has rate-limit headroom for the '{}' lane "
+            "within the request's deadline (or its queue is full).",
+            lane);
+        AddRetryAfter(ctx, *journey.headroom_short_for);
+        ctx.Context().metrics.CountShed(lane);
+    } else if (journey.notes.empty()) {
         // Nothing was tried: every deployment is unavailable beyond the deadline.
         error.status = all_rate_limited ? 429 : 503;
         const long long seconds = rate_limited_for ? (rate_limited_for->count() + 999) / 1000 : 1;
@@ -369,6 +483,61 @@ int HeaderInt(const Request& request, std::string_view name) {
     return ec == std::errc() && end == text.data() + text.size() ? value : -1;
 }
 
+// The first requested group (model, models, fallbacks) the key may not use.
+std::optional<std::string> DisallowedGroup(
+    const config::ClientKey& key, const std::vector<std::string>& requested,
+    const std::optional<std::vector<std::string>>& fallbacks) {
+    if (key.models.empty()) return std::nullopt;
+    const auto allowed = [&](const std::string& group) {
+        return std::find(key.models.begin(), key.models.end(), group) != key.models.end();
+    };
+    for (const auto& group : requested) {
+        if (!allowed(group)) return group;
+    }
+    if (fallbacks) {
+        for (const auto& group : *fallbacks) {
+            if (!allowed(group)) return group;
+        }
+    }
+    return std::nullopt;
+}
+
+std::string_view RefusalName(limits::KeyRefusal refusal) {
+    switch (refusal) {
+        case limits::KeyRefusal::kRequests:
+            return "requests";
+        case limits::KeyRefusal::kTokens:
+            return "tokens";
+        case limits::KeyRefusal::kBudget:
+            return "budget";
+        case limits::KeyRefusal::kNone:
+            break;
+    }
+    return "none";
+}
+
+core::LocalError KeyRefusalError(const config::ClientKey& key,
+                                 const limits::KeyAdmission& admission) {
+    const double seconds = static_cast<double>(admission.retry_after.count()) / 1000.0;
+    switch (admission.refusal) {
+        case limits::KeyRefusal::kBudget:
+            return {core::ErrorKind::kBudgetExceeded,
+                    fmt::format("The key '{}' has spent its monthly budget of {:.2f}; it resets at "
+                                "00:00 UTC on the first of next month.",
+                                key.name, key.monthly_budget)};
+        case limits::KeyRefusal::kTokens:
+            return {core::ErrorKind::kRateLimited,
+                    fmt::format("Rate limit reached for the key '{}': {} tokens per minute. Retry "
+                                "after {:.3f} s.",
+                                key.name, key.tpm, seconds)};
+        default:
+            return {core::ErrorKind::kRateLimited,
+                    fmt::format("Rate limit reached for the key '{}': {} requests per minute. "
+                                "Retry after {:.3f} s.",
+                                key.name, key.rpm, seconds)};
+    }
+}
+
 // Both front APIs share the attempt loop below.
 asio::awaitable<void> Serve(RequestContext& ctx);
 
@@ -414,7 +583,58 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
     }
     const std::vector<std::string> requested =
         request.models.empty() ? std::vector<std::string>{request.model} : request.models;
-    const bool fallbacks_enabled = HeaderInt(ctx.request, "x-switchyard-no-fallbacks") != 1;
+
+    // The client key: who is asking, which groups it may use, its RPM, TPM and monthly budget.
+    // Without configured keys the gateway is open; the master key is never limited.
+    const std::int64_t input_estimate = api::EstimateInputTokens(ctx.request.body());
+    KeySettlement settlement(ctx);
+    std::size_t lane = 0;
+    if (!context.keys.Empty() && !PresentsMasterKey(ctx)) {
+        settlement.key = context.keys.Find(PresentedKey(ctx.request));
+        if (!settlement.key) {
+            const core::LocalError error{
+                core::ErrorKind::kUnauthorized,
+                PresentedKey(ctx.request).empty()
+                    ? "Missing API key: send it as 'Authorization: Bearer KEY' or 'x-api-key: KEY'."
+                    : "Incorrect API key provided."};
+            co_await WriteLocalError(ctx, error);
+            co_return;
+        }
+        const config::ClientKey& policy = settlement.key->Policy();
+        ctx.key_name = policy.name;
+        lane = policy.lane;
+        if (const auto denied = DisallowedGroup(policy, requested, request.fallbacks)) {
+            const core::LocalError error{
+                core::ErrorKind::kModelNotAllowed,
+                "The key '" + policy.name + "' may not use the model `" + *denied + "`.", "model"};
+            co_await WriteLocalError(ctx, error);
+            co_return;
+        }
+        settlement.admission = settlement.key->Admit(input_estimate + request.max_tokens,
+                                                     context.clock.Now(), context.clock.WallNow());
+        if (settlement.admission.refusal != limits::KeyRefusal::kNone) {
+            const core::LocalError error = KeyRefusalError(policy, settlement.admission);
+            context.metrics.CountKeyRefusal(policy.name, RefusalName(settlement.admission.refusal));
+            AddRetryAfter(ctx, settlement.admission.retry_after);
+            settlement.key.reset();  // a refused request counts for nothing
+            co_await WriteLocalError(ctx, error);
+            co_return;
+        }
+    } else if (const auto it = ctx.request.find("x-switchyard-lane"); it != ctx.request.end()) {
+        const auto named = config.limits.FindLane(it->value());
+        if (!named) {
+            const core::LocalError error{core::ErrorKind::kInvalidRequest,
+                                         "Unknown lane '" + std::string(it->value()) + "'.",
+                                         "x-switchyard-lane"};
+            co_await WriteLocalError(ctx, error);
+            co_return;
+        }
+        lane = *named;
+    }
+    ctx.record.lane = config.limits.lanes[lane].name;
+
+    const bool fallbacks_enabled = HeaderInt(ctx.request, "x-switchyard-no-fallbacks") != 1 &&
+                                   (!settlement.key || settlement.key->Policy().fallbacks);
     std::vector<routing::PlannedGroup> stages =
         routing::PlanGroups(config, requested, request.fallbacks, fallbacks_enabled);
 
@@ -436,6 +656,9 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
         timeouts.first_token = std::min(timeouts.first_token, timeouts.chunk);
     }
     bool background = config.server.stream_mode == config::StreamMode::kBackground;
+    if (settlement.key && settlement.key->Policy().stream_mode) {
+        background = *settlement.key->Policy().stream_mode == config::StreamMode::kBackground;
+    }
     if (const auto it = ctx.request.find("x-switchyard-stream-mode"); it != ctx.request.end()) {
         background = it->value() == "background";
     }
@@ -450,12 +673,15 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
                     timeouts,
                     background,
                     stream_upstream,
-                    context.client_budgets.For(ClientCredential(ctx.request))};
+                    context.client_budgets.For(ClientCredential(ctx.request)),
+                    lane,
+                    input_estimate};
     const policy::Backoff backoff{config.retry.base, config.retry.cap};
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     const std::function<double()> draw = [&] { return uniform(ctx.worker.rng); };
     routing::DeploymentHealth& health = context.health;
 
+    QueueSlot queue(context.lanes, lane);
     AttemptEnd last;
     std::optional<milliseconds> rate_limited_for;
     bool all_rate_limited = true;  // every blocked deployment was blocked by a rate limit
@@ -496,9 +722,32 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
                 journey.next_wait += wait;
                 continue;
             }
+            limits::HeadroomCost cost;
+            if (config.limits.self_throttle) {
+                // Send only where the provider's limits leave room for this lane; otherwise wait
+                // in the lane's queue for the soonest headroom, or leave the group.
+                const Reservation reserved =
+                    ReserveHeadroom(context, journey, order, excluded, *target, now, cost);
+                if (!reserved.index) {
+                    const milliseconds wait = reserved.wait;
+                    if (!queue.Enter() || now + wait > journey.deadline) {
+                        journey.headroom_short_for =
+                            std::min(journey.headroom_short_for.value_or(wait), wait);
+                        break;
+                    }
+                    context.metrics.CountHeadroomWait(ctx.record.lane);
+                    co_await Sleep(ctx, wait);
+                    journey.next_wait += wait;
+                    continue;
+                }
+                target = reserved.index;
+                queue.Leave();
+            }
             const config::Deployment& deployment = *order[*target];
             if (!health.Admit(deployment.index, now)) {
                 // Another request took the last half-open probe slot: look elsewhere.
+                if (config.limits.self_throttle)
+                    context.headroom.Cancel(deployment.index, cost, now);
                 excluded[*target] = true;
                 target.reset();
                 continue;
@@ -507,6 +756,9 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
             health.AddInFlight(deployment.index, 1);
             co_await RunAttempt(ctx, journey, deployment, stage, end);
             health.AddInFlight(deployment.index, -1);
+            context.headroom.Settle(deployment.index, cost, end.answered, ctx.record.input_tokens,
+                                    ctx.record.output_tokens, context.clock.Now());
+            if (end.answered) settlement.served_by = &deployment;
             const bool disabled = health.OnOutcome(deployment.index, context.clock.Now(),
                                                    context.clock.WallNow(), end.outcome.error_class,
                                                    end.outcome.retry_after, end.time_to_first_byte);

@@ -63,6 +63,17 @@ asio::awaitable<bool> WriteLocalError(RequestContext& ctx, const core::LocalErro
     co_return co_await WriteResponse(ctx, response);
 }
 
+std::string_view PresentedKey(const Request& request) {
+    if (const auto it = request.find(http::field::authorization); it != request.end()) {
+        std::string_view value = it->value();
+        if (value.size() > 7 && beast::iequals(value.substr(0, 7), "bearer "))
+            value.remove_prefix(7);
+        return value;
+    }
+    if (const auto it = request.find("x-api-key"); it != request.end()) return it->value();
+    return {};
+}
+
 asio::awaitable<bool> WriteBody(RequestContext& ctx, std::string body,
                                 std::string_view content_type) {
     Response response{http::status::ok, 11};

@@ -25,6 +25,9 @@ asio::awaitable<bool> WriteLocalError(RequestContext& ctx, const core::LocalErro
 asio::awaitable<bool> WriteBody(RequestContext& ctx, std::string body,
                                 std::string_view content_type);
 
+// The key a client presented: `Authorization: Bearer KEY` or `x-api-key: KEY` (empty: none).
+std::string_view PresentedKey(const Request& request);
+
 // Time allowed for one downstream write before the client counts as gone.
 inline constexpr std::chrono::seconds kDownstreamWriteTimeout{30};
 inline constexpr std::size_t kUntimedWriteBytes = 64 * 1024;

@@ -32,6 +32,7 @@ struct RequestContext {
     std::string upstream_request_id;
     std::string error;
     std::string model;                    // the model that answered (the deployment's)
+    std::string key_name;                 // the client key's name
     api::Wire wire = api::Wire::kOpenAi;  // the API the client speaks: local replies use it
     // Extra headers for a local reply (Allow on a 405, retry-after on a 429).
     std::vector<std::pair<std::string, std::string>> reply_headers;

@@ -10,6 +10,9 @@
 #include "core/asio.h"
 #include "core/clock.h"
 #include "limits/client_budgets.h"
+#include "limits/client_keys.h"
+#include "limits/headroom.h"
+#include "limits/lanes.h"
 #include "observe/access_log.h"
 #include "observe/metrics.h"
 #include "routing/deployment_health.h"
@@ -29,6 +32,9 @@ struct ServerContext {
     upstream::TlsContexts& tls;
     routing::DeploymentHealth& health;
     limits::ClientBudgets& client_budgets;
+    limits::ClientKeys& keys;
+    limits::Headroom& headroom;
+    limits::Lanes& lanes;
     std::atomic<bool> draining{false};
 };
 

@@ -3,6 +3,7 @@
 #include "server/admin_handlers.h"
 #include "server/chat_handler.h"
 #include "server/http_io.h"
+#include "server/key_admin.h"
 
 namespace switchyard::server {
 namespace {
@@ -42,6 +43,21 @@ asio::awaitable<void> Dispatch(RequestContext& ctx) {
     if (const auto name = EnablePath(ctx.path); name && ctx.request.method() == http::verb::post) {
         const std::string deployment(*name);
         co_await ServeEnable(ctx, deployment);
+        co_return;
+    }
+    constexpr std::string_view kKeys = "/admin/keys";
+    if (ctx.path == kKeys && ctx.request.method() == http::verb::get) {
+        co_await ServeListKeys(ctx);
+        co_return;
+    }
+    if (ctx.path == kKeys && ctx.request.method() == http::verb::post) {
+        co_await ServeAddKey(ctx);
+        co_return;
+    }
+    if (ctx.path.size() > kKeys.size() + 1 && ctx.path.starts_with(kKeys) &&
+        ctx.path[kKeys.size()] == '/' && ctx.request.method() == http::verb::delete_) {
+        const std::string name = ctx.path.substr(kKeys.size() + 1);
+        co_await ServeDeleteKey(ctx, name);
         co_return;
     }
     const Route* route = nullptr;
@@ -99,6 +115,7 @@ void Finish(RequestContext& ctx) {
     r.path = ctx.path;
     r.model_group = ctx.model_group;
     r.deployment = ctx.deployment;
+    r.key = ctx.key_name;
     r.upstream_request_id = ctx.upstream_request_id;
     r.error = ctx.error;
     r.latency_seconds = std::chrono::duration<double>(context.clock.Now() - ctx.start).count();

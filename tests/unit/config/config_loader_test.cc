@@ -132,6 +132,70 @@ TEST(ConfigLoaderTest, ProblemMessagesNeverContainSecretValues) {
     EXPECT_EQ(AllProblems(result).find("sk-very-secret"), std::string::npos);
 }
 
+TEST(ConfigLoaderTest, LoadsClientKeysHashedLanesAndDeploymentLimits) {
+    constexpr std::string_view kYaml = R"(models:
+  - name: a
+    deployments:
+      - {model: m, api_base: "http://127.0.0.1:1/v1", limits: {rpm: 60, tpm: 40000}}
+  - name: b
+    deployments: [{model: m, api_base: "http://127.0.0.1:1/v1"}]
+limits:
+  self_throttle: false
+  burst_ms: 2000
+  lanes:
+    - {name: chat, share: 1}
+    - {name: backfill, share: 0.3, max_queue: 5, slow_start_ms: 30000}
+keys:
+  - {name: app, key: os.environ/APP_KEY, rpm: 600, tpm: 100000, monthly_budget: 25.5,
+     models: [a], lane: backfill, fallbacks: false, stream_mode: background}
+  - {name: old, key_sha256: "AA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD"}
+)";
+    const LoadResult result = LoadConfigText(kYaml, "k.yaml", FakeEnv({{"APP_KEY", "abc"}}));
+    ASSERT_TRUE(result.config) << AllProblems(result);
+    const Config& c = *result.config;
+    EXPECT_EQ(c.models[0].deployments[0].limits.rpm, 60);
+    EXPECT_EQ(c.models[0].deployments[0].limits.tpm, 40000);
+    EXPECT_FALSE(c.limits.self_throttle);
+    EXPECT_EQ(c.limits.burst, Millis(2000));
+    ASSERT_EQ(c.limits.lanes.size(), 2u);
+    EXPECT_EQ(c.limits.lanes[1].max_queue, 5u);
+    EXPECT_EQ(c.limits.lanes[1].slow_start, Millis(30000));
+    ASSERT_EQ(c.keys.size(), 2u);
+    const ClientKey& app = c.keys[0];
+    // Only the SHA-256 of "abc" is kept.
+    EXPECT_EQ(app.sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    EXPECT_EQ(app.rpm, 600);
+    EXPECT_EQ(app.tpm, 100000);
+    EXPECT_DOUBLE_EQ(app.monthly_budget, 25.5);
+    EXPECT_EQ(app.models, std::vector<std::string>{"a"});
+    EXPECT_EQ(app.lane, 1u);
+    EXPECT_FALSE(app.fallbacks);
+    EXPECT_EQ(app.stream_mode, StreamMode::kBackground);
+    EXPECT_EQ(c.keys[1].sha256,
+              "aa7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");  // lowercased
+}
+
+TEST(ConfigLoaderTest, RejectsPlaintextKeysAndUnknownLanesAndGroups) {
+    constexpr std::string_view kYaml = R"(models:
+  - name: a
+    deployments: [{model: m, api_base: "http://127.0.0.1:1/v1"}]
+keys:
+  - {name: inline, key: sk-plain-text-key}
+  - {name: lane, key: os.environ/K, lane: nowhere}
+  - {name: group, key: os.environ/K2, models: [zzz]}
+  - {name: none}
+  - {name: short, key_sha256: abc}
+)";
+    const LoadResult result =
+        LoadConfigText(kYaml, "k.yaml", FakeEnv({{"K", "one"}, {"K2", "two"}}));
+    EXPECT_TRUE(HasProblem(result, 5, "plaintext keys are not accepted")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 6, "unknown lane 'nowhere'")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 7, "unknown model group 'zzz'")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 8, "needs 'key' or 'key_sha256'")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 9, "64 hex digits")) << AllProblems(result);
+    EXPECT_EQ(AllProblems(result).find("sk-plain-text-key"), std::string::npos);
+}
+
 TEST(ConfigLoaderTest, EmbeddedQuickstartIsValid) {
     const LoadResult result =
         LoadConfigText(EmbeddedDefaultConfig(), "quickstart.yaml", FakeEnv({}));

@@ -1,0 +1,146 @@
+#include "limits/client_keys.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/sha256.h"
+#include "policy/spend_cap.h"
+
+namespace switchyard::limits {
+namespace {
+
+int MonthIndex(std::chrono::system_clock::time_point wall) {
+    const std::chrono::year_month_day day{std::chrono::floor<std::chrono::days>(wall)};
+    return static_cast<int>(day.year()) * 12 + static_cast<int>(unsigned(day.month())) - 1;
+}
+
+// A limit ramped by slow start; never below one unit so a ramping key is never locked out.
+std::int64_t Ramped(std::int64_t limit, double fraction) {
+    return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(limit * fraction)));
+}
+
+}  // namespace
+
+ClientKeyState::ClientKeyState(config::ClientKey policy, bool from_config)
+    : policy_(std::move(policy)), from_config_(from_config), ramp_(policy_.slow_start) {}
+
+void ClientKeyState::RollMonth(WallTime wall_now) {
+    const int month = MonthIndex(wall_now);
+    if (month != month_) {
+        month_ = month;
+        spent_ = 0;
+    }
+}
+
+KeyAdmission ClientKeyState::Admit(std::int64_t tokens, TimePoint now, WallTime wall_now) {
+    KeyAdmission verdict;
+    verdict.at = now;
+    std::lock_guard lock(mutex_);
+    RollMonth(wall_now);
+    if (policy_.monthly_budget > 0 && spent_ >= policy_.monthly_budget) {
+        verdict.refusal = KeyRefusal::kBudget;
+        verdict.retry_after = std::chrono::ceil<std::chrono::milliseconds>(
+            policy::SpendCapResetAfter(wall_now) - wall_now);
+        return verdict;
+    }
+    const double fraction = ramp_.Peek(now);
+    if (policy_.rpm > 0) {
+        const std::int64_t limit = Ramped(policy_.rpm, fraction);
+        // Checked without adding first, so a request refused for tokens takes no request slot.
+        if (requests_.Used(now) + 1 > limit) {
+            verdict.refusal = KeyRefusal::kRequests;
+            verdict.retry_after = requests_.TryAdd(1, limit, now).retry_after;
+            return verdict;
+        }
+    }
+    if (policy_.tpm > 0) {
+        const SlidingWindow::Decision decision =
+            tokens_.TryAdd(tokens, Ramped(policy_.tpm, fraction), now);
+        if (!decision.admitted) {
+            verdict.refusal = KeyRefusal::kTokens;
+            verdict.retry_after = decision.retry_after;
+            return verdict;
+        }
+        verdict.tokens = tokens;
+    }
+    if (policy_.rpm > 0) requests_.TryAdd(1, Ramped(policy_.rpm, fraction), now);
+    ramp_.Fraction(now);  // records the activity
+    return verdict;
+}
+
+void ClientKeyState::Settle(const KeyAdmission& admission, std::int64_t actual_tokens, double cost,
+                            TimePoint now, WallTime wall_now) {
+    std::lock_guard lock(mutex_);
+    if (policy_.tpm > 0 && actual_tokens >= 0) {
+        tokens_.Adjust(actual_tokens - admission.tokens, admission.at, now);
+    }
+    RollMonth(wall_now);
+    spent_ += cost;
+}
+
+ClientKeyState::Usage ClientKeyState::Snapshot(TimePoint now, WallTime wall_now) const {
+    std::lock_guard lock(mutex_);
+    Usage usage;
+    usage.requests_last_minute = requests_.Used(now);
+    usage.tokens_last_minute = tokens_.Used(now);
+    usage.spent_this_month = MonthIndex(wall_now) == month_ ? spent_ : 0;
+    return usage;
+}
+
+ClientKeys::ClientKeys(const std::vector<config::ClientKey>& keys) {
+    for (const config::ClientKey& key : keys) {
+        by_hash_.emplace(key.sha256, std::make_shared<ClientKeyState>(key, /*from_config=*/true));
+    }
+    count_ = by_hash_.size();
+}
+
+std::shared_ptr<ClientKeyState> ClientKeys::Find(std::string_view presented) const {
+    if (presented.empty()) return nullptr;
+    const std::string hash = core::Sha256Hex(presented);
+    std::shared_lock lock(mutex_);
+    const auto it = by_hash_.find(hash);
+    return it == by_hash_.end() ? nullptr : it->second;
+}
+
+bool ClientKeys::Add(config::ClientKey key, std::string& error) {
+    std::unique_lock lock(mutex_);
+    if (by_hash_.contains(key.sha256)) {
+        error = "a key with the same value exists already";
+        return false;
+    }
+    for (const auto& [hash, state] : by_hash_) {
+        if (state->Policy().name == key.name) {
+            error = "a key named '" + key.name + "' exists already";
+            return false;
+        }
+    }
+    std::string hash = key.sha256;
+    by_hash_.emplace(std::move(hash),
+                     std::make_shared<ClientKeyState>(std::move(key), /*from_config=*/false));
+    count_ = by_hash_.size();
+    return true;
+}
+
+bool ClientKeys::Remove(std::string_view name) {
+    std::unique_lock lock(mutex_);
+    for (auto it = by_hash_.begin(); it != by_hash_.end(); ++it) {
+        if (it->second->Policy().name == name) {
+            by_hash_.erase(it);
+            count_ = by_hash_.size();
+            return true;
+        }
+    }
+    return false;
+}
+
+std::vector<std::shared_ptr<ClientKeyState>> ClientKeys::List() const {
+    std::shared_lock lock(mutex_);
+    std::vector<std::shared_ptr<ClientKeyState>> out;
+    out.reserve(by_hash_.size());
+    for (const auto& [hash, state] : by_hash_) out.push_back(state);
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a->Policy().name < b->Policy().name; });
+    return out;
+}
+
+}  // namespace switchyard::limits

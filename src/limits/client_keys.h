@@ -1,0 +1,98 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "config/config.h"
+#include "limits/sliding_window.h"
+#include "limits/slow_start.h"
+
+namespace switchyard::limits {
+
+// Why a client key's request was refused.
+enum class KeyRefusal { kNone, kRequests, kTokens, kBudget };
+
+// The verdict on one request of a key, and what it reserved (for Settle).
+struct KeyAdmission {
+    KeyRefusal refusal = KeyRefusal::kNone;
+    std::chrono::milliseconds retry_after{0};  // exact: a retry after this long fits
+    std::chrono::steady_clock::time_point at{};
+    std::int64_t tokens = 0;  // tokens counted at admission
+};
+
+// One client key: its policy and its live counters (requests and tokens in the last minute,
+// spend this calendar month). Thread-safe.
+class ClientKeyState final {
+  public:
+    using TimePoint = std::chrono::steady_clock::time_point;
+    using WallTime = std::chrono::system_clock::time_point;
+
+    struct Usage {
+        std::int64_t requests_last_minute = 0;
+        std::int64_t tokens_last_minute = 0;
+        double spent_this_month = 0;
+    };
+
+    ClientKeyState(config::ClientKey policy, bool from_config);
+
+    const config::ClientKey& Policy() const { return policy_; }
+    bool FromConfig() const { return from_config_; }
+
+    // Admits one request counting `tokens` (input estimate + max_tokens) against the key's RPM,
+    // TPM and monthly budget, or says which limit refused it and exactly how long until it fits.
+    // A refused request counts for nothing.
+    KeyAdmission Admit(std::int64_t tokens, TimePoint now, WallTime wall_now);
+
+    // After the answer: the provider's token count (-1 unknown) replaces the estimate counted at
+    // admission, and `cost` (currency) is added to this month's spend.
+    void Settle(const KeyAdmission& admission, std::int64_t actual_tokens, double cost,
+                TimePoint now, WallTime wall_now);
+
+    Usage Snapshot(TimePoint now, WallTime wall_now) const;
+
+  private:
+    // Starts a new month's spend when `wall_now` is in a later month than the spend so far.
+    void RollMonth(WallTime wall_now);
+
+    const config::ClientKey policy_;
+    const bool from_config_;
+    mutable std::mutex mutex_;
+    SlidingWindow requests_;
+    SlidingWindow tokens_;
+    SlowStart ramp_;
+    double spent_ = 0;
+    int month_ = -1;  // year * 12 + month of spent_
+};
+
+// Every client key, looked up by the SHA-256 of what a client presents. Keys come from the config
+// and from the admin API at runtime. Thread-safe.
+class ClientKeys final {
+  public:
+    explicit ClientKeys(const std::vector<config::ClientKey>& keys);
+
+    // No key exists: the gateway does not ask clients for one.
+    bool Empty() const { return count_.load(std::memory_order_relaxed) == 0; }
+
+    // The key a client presented (plaintext, hashed here); null when unknown.
+    std::shared_ptr<ClientKeyState> Find(std::string_view presented) const;
+
+    // Adds a key at runtime. False, with `error` set, when its name or key exists already.
+    bool Add(config::ClientKey key, std::string& error);
+    bool Remove(std::string_view name);
+    std::vector<std::shared_ptr<ClientKeyState>> List() const;
+
+  private:
+    mutable std::shared_mutex mutex_;
+    std::unordered_map<std::string, std::shared_ptr<ClientKeyState>> by_hash_;
+    std::atomic<std::size_t> count_{0};
+};
+
+}  // namespace switchyard::limits

@@ -1,0 +1,151 @@
+#include "limits/headroom.h"
+
+#include <algorithm>
+
+namespace switchyard::limits {
+namespace {
+
+using std::chrono::milliseconds;
+
+// How often a lane that has to yield looks again.
+constexpr milliseconds kYieldPoll{20};
+
+// The floor a lane with `share` leaves in `bucket`.
+double FloorOf(const TokenBucket& bucket, double share) {
+    return bucket.Limited() ? bucket.Capacity() * (1 - share) : 0;
+}
+
+}  // namespace
+
+HeadroomCost CostOf(config::Provider provider, std::int64_t input_estimate,
+                    std::int64_t max_tokens) {
+    HeadroomCost cost;
+    if (provider == config::Provider::kOpenAi) {
+        cost.tokens = static_cast<double>(std::max(max_tokens, input_estimate));
+    } else {
+        cost.input_tokens = static_cast<double>(input_estimate);
+        cost.output = true;
+    }
+    return cost;
+}
+
+Headroom::Headroom(const config::Config& config, TimePoint now) : burst_(config.limits.burst) {
+    entries_.resize(config.deployment_count);
+    for (const auto& group : config.models) {
+        for (const auto& d : group.deployments) {
+            auto entry = std::make_unique<Entry>();
+            entry->provider = d.provider;
+            entry->requests = Bucket(d.limits.rpm, now);
+            entry->tokens = Bucket(d.limits.tpm, now);
+            entry->input_tokens = Bucket(d.limits.itpm, now);
+            entry->output_tokens = Bucket(d.limits.otpm, now);
+            entries_[d.index] = std::move(entry);
+        }
+    }
+}
+
+TokenBucket Headroom::Bucket(std::int64_t per_minute, TimePoint now) const {
+    if (per_minute <= 0) return {};
+    const double capacity = static_cast<double>(per_minute) * burst_.count() /
+                            milliseconds(std::chrono::minutes(1)).count();
+    return TokenBucket(capacity, burst_, now);
+}
+
+milliseconds Headroom::TryReserve(std::size_t index, const HeadroomCost& cost, double share,
+                                  TimePoint now) {
+    Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    const bool any_limited = e.requests.Limited() || e.tokens.Limited() ||
+                             e.input_tokens.Limited() || e.output_tokens.Limited();
+    if (!any_limited) return milliseconds(0);
+    if (share <= 0) return kYieldPoll;  // a lane with a larger share is waiting
+    milliseconds wait{0};
+    const auto need = [&](const TokenBucket& bucket, double amount) {
+        if (bucket.Limited())
+            wait = std::max(wait, bucket.TimeUntil(amount, now, FloorOf(bucket, share)));
+    };
+    need(e.requests, cost.requests);
+    need(e.tokens, cost.tokens);
+    need(e.input_tokens, cost.input_tokens);
+    // Output is charged after the answer; sending needs a level above the lane's floor.
+    if (cost.output) need(e.output_tokens, 1);
+    if (wait > milliseconds(0)) return wait;
+    e.requests.Take(cost.requests, now);
+    e.tokens.Take(cost.tokens, now);
+    e.input_tokens.Take(cost.input_tokens, now);
+    return milliseconds(0);
+}
+
+void Headroom::Cancel(std::size_t index, const HeadroomCost& cost, TimePoint now) {
+    Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    e.requests.Give(cost.requests, now);
+    e.tokens.Give(cost.tokens, now);
+    e.input_tokens.Give(cost.input_tokens, now);
+}
+
+void Headroom::Settle(std::size_t index, const HeadroomCost& cost, bool answered,
+                      std::int64_t input_tokens, std::int64_t output_tokens, TimePoint now) {
+    Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    // `Give` of a negative amount takes: the request used more than was reserved.
+    const auto reconcile = [&](TokenBucket& bucket, double reserved, double used) {
+        if (used > reserved) {
+            bucket.Take(used - reserved, now);
+        } else {
+            bucket.Give(reserved - used, now);
+        }
+    };
+    if (!answered) {
+        reconcile(e.tokens, cost.tokens, 0);
+        reconcile(e.input_tokens, cost.input_tokens, 0);
+        return;
+    }
+    if (e.provider == config::Provider::kOpenAi) {
+        if (input_tokens >= 0 && output_tokens >= 0) {
+            reconcile(e.tokens, cost.tokens, static_cast<double>(input_tokens + output_tokens));
+        }
+        return;
+    }
+    if (input_tokens >= 0) {
+        reconcile(e.input_tokens, cost.input_tokens, static_cast<double>(input_tokens));
+    }
+    if (output_tokens > 0) e.output_tokens.Take(static_cast<double>(output_tokens), now);
+}
+
+void Headroom::CorrectBucket(TokenBucket& bucket, const policy::RateLimitWindow& window,
+                             TimePoint now) const {
+    if (!window.limit && !window.remaining) return;
+    const double per_burst =
+        static_cast<double>(burst_.count()) / milliseconds(std::chrono::minutes(1)).count();
+    std::optional<double> limit;
+    if (window.limit && *window.limit > 0) limit = static_cast<double>(*window.limit) * per_burst;
+    std::optional<double> remaining;
+    if (window.remaining) remaining = static_cast<double>(*window.remaining);
+    if (!bucket.Limited() && !limit) return;  // a level without a limit says nothing
+    bucket.Correct(limit, remaining, now, burst_);
+}
+
+void Headroom::Correct(std::size_t index, const policy::RateLimitHeaders& headers, TimePoint now) {
+    Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    CorrectBucket(e.requests, headers.requests, now);
+    if (e.provider == config::Provider::kOpenAi) {
+        CorrectBucket(e.tokens, headers.tokens, now);
+    } else {
+        CorrectBucket(e.input_tokens, headers.input_tokens, now);
+        CorrectBucket(e.output_tokens, headers.output_tokens, now);
+    }
+}
+
+Headroom::View Headroom::Snapshot(std::size_t index, TimePoint now) const {
+    const Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    const auto view = [&](const TokenBucket& b) {
+        return BucketView{b.Limited(), b.Limited() ? b.Capacity() : 0,
+                          b.Limited() ? b.Level(now) : 0};
+    };
+    return {view(e.requests), view(e.tokens), view(e.input_tokens), view(e.output_tokens)};
+}
+
+}  // namespace switchyard::limits

@@ -1,0 +1,83 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "config/config.h"
+#include "limits/token_bucket.h"
+#include "policy/rate_limit_headers.h"
+
+namespace switchyard::limits {
+
+// What one request is expected to cost a deployment's rate limits, reserved before it is sent.
+struct HeadroomCost {
+    double requests = 1;
+    double tokens = 0;        // OpenAI TPM: max(max_tokens, input estimate)
+    double input_tokens = 0;  // Anthropic ITPM: the input estimate
+    bool output = false;      // Anthropic OTPM: needs output headroom; charged after the answer
+};
+
+// How a provider counts a request of `input_estimate` tokens with `max_tokens` (0: absent).
+HeadroomCost CostOf(config::Provider provider, std::int64_t input_estimate,
+                    std::int64_t max_tokens);
+
+// Each deployment's headroom (DESIGN 1.1, 1.8): token buckets for requests and tokens (OpenAI
+// RPM/TPM) or requests, input and output tokens (Anthropic RPM/ITPM/OTPM), seeded from the
+// configured limits and corrected by the provider's rate-limit headers on every response. A bucket
+// holds what the provider may enforce over `burst` (60 RPM as 1 per second) and refills at the
+// per-minute rate. Unknown limits are unlimited until a response reports them. Thread-safe: one
+// mutex per deployment.
+class Headroom final {
+  public:
+    using TimePoint = std::chrono::steady_clock::time_point;
+
+    struct BucketView {
+        bool limited = false;
+        double capacity = 0;
+        double level = 0;
+    };
+    struct View {
+        BucketView requests, tokens, input_tokens, output_tokens;
+    };
+
+    Headroom(const config::Config& config, TimePoint now);
+
+    // Reserves `cost` on deployment `index` when every bucket keeps at least (1 - share) of its
+    // capacity for other lanes afterwards. Returns 0 when reserved; otherwise nothing is taken and
+    // the result says how long until it would fit.
+    std::chrono::milliseconds TryReserve(std::size_t index, const HeadroomCost& cost, double share,
+                                         TimePoint now);
+    // A reservation that was not used (the attempt never left): everything goes back.
+    void Cancel(std::size_t index, const HeadroomCost& cost, TimePoint now);
+    // After an attempt: tokens counted at reservation are reconciled with the usage the provider
+    // reported (-1: unknown, the estimate stands; a failed attempt returns its tokens). The request
+    // itself stays counted: providers count failed requests too.
+    void Settle(std::size_t index, const HeadroomCost& cost, bool answered,
+                std::int64_t input_tokens, std::int64_t output_tokens, TimePoint now);
+    // The provider's report on a response replaces limits and levels.
+    void Correct(std::size_t index, const policy::RateLimitHeaders& headers, TimePoint now);
+
+    View Snapshot(std::size_t index, TimePoint now) const;
+
+  private:
+    struct Entry {
+        mutable std::mutex mutex;
+        config::Provider provider = config::Provider::kOpenAi;
+        TokenBucket requests;
+        TokenBucket tokens;
+        TokenBucket input_tokens;
+        TokenBucket output_tokens;
+    };
+    TokenBucket Bucket(std::int64_t per_minute, TimePoint now) const;
+    void CorrectBucket(TokenBucket& bucket, const policy::RateLimitWindow& window,
+                       TimePoint now) const;
+
+    std::chrono::milliseconds burst_;
+    std::vector<std::unique_ptr<Entry>> entries_;
+};
+
+}  // namespace switchyard::limits

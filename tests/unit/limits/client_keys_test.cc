@@ -1,0 +1,128 @@
+#include "limits/client_keys.h"
+
+#include <gtest/gtest.h>
+
+#include "core/sha256.h"
+
+namespace switchyard::limits {
+namespace {
+
+using std::chrono::milliseconds;
+using TimePoint = std::chrono::steady_clock::time_point;
+using WallTime = std::chrono::system_clock::time_point;
+
+const TimePoint kT0{std::chrono::hours(1)};
+// 2026-11-29T12:00:00Z
+const WallTime kWall{std::chrono::seconds(1'795'953'600)};
+
+config::ClientKey Key(std::string name, std::string plaintext) {
+    config::ClientKey key;
+    key.name = std::move(name);
+    key.sha256 = core::Sha256Hex(plaintext);
+    return key;
+}
+
+TEST(ClientKeysTest, FindsKeysByTheirHashOnly) {
+    ClientKeys keys({Key("chat", "sk-chat-0123456789")});
+    EXPECT_FALSE(keys.Empty());
+    ASSERT_NE(keys.Find("sk-chat-0123456789"), nullptr);
+    EXPECT_EQ(keys.Find("sk-chat-0123456789")->Policy().name, "chat");
+    EXPECT_EQ(keys.Find("sk-chat-012345678"), nullptr);
+    EXPECT_EQ(keys.Find(""), nullptr);
+    EXPECT_EQ(core::Sha256Hex("abc"),
+              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(ClientKeysTest, AddRefusesDuplicateNamesAndValuesAndRemoveForgets) {
+    ClientKeys keys({});
+    EXPECT_TRUE(keys.Empty());
+    std::string error;
+    ASSERT_TRUE(keys.Add(Key("a", "key-a-0123456789"), error));
+    EXPECT_FALSE(keys.Add(Key("a", "key-b-0123456789"), error));
+    EXPECT_NE(error.find("named 'a'"), std::string::npos);
+    EXPECT_FALSE(keys.Add(Key("b", "key-a-0123456789"), error));
+    EXPECT_EQ(keys.List().size(), 1u);
+    EXPECT_FALSE(keys.List()[0]->FromConfig());
+    EXPECT_TRUE(keys.Remove("a"));
+    EXPECT_FALSE(keys.Remove("a"));
+    EXPECT_EQ(keys.Find("key-a-0123456789"), nullptr);
+    EXPECT_TRUE(keys.Empty());
+}
+
+TEST(ClientKeyStateTest, RpmHoldsExactlyPerWindowWithAnExactRetryAfter) {
+    config::ClientKey policy = Key("k", "x");
+    policy.rpm = 3;
+    ClientKeyState key(policy, true);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(key.Admit(10, kT0 + milliseconds(i), kWall).refusal, KeyRefusal::kNone);
+    }
+    const KeyAdmission refused = key.Admit(10, kT0 + milliseconds(5), kWall);
+    EXPECT_EQ(refused.refusal, KeyRefusal::kRequests);
+    // The three admissions share the window's first slot; it leaves 60.1 s after it began.
+    EXPECT_EQ(refused.retry_after, milliseconds(60'100 - 5));
+    EXPECT_EQ(
+        key.Admit(10, kT0 + milliseconds(5) + refused.retry_after - milliseconds(1), kWall).refusal,
+        KeyRefusal::kRequests);
+    EXPECT_EQ(key.Admit(10, kT0 + milliseconds(5) + refused.retry_after, kWall).refusal,
+              KeyRefusal::kNone);
+}
+
+TEST(ClientKeyStateTest, TpmCountsTheEstimateAndSettlesToTheReportedUsage) {
+    config::ClientKey policy = Key("k", "x");
+    policy.tpm = 1000;
+    policy.rpm = 100;
+    ClientKeyState key(policy, true);
+    const KeyAdmission first = key.Admit(800, kT0, kWall);
+    ASSERT_EQ(first.refusal, KeyRefusal::kNone);
+    const KeyAdmission second = key.Admit(300, kT0 + milliseconds(1), kWall);
+    EXPECT_EQ(second.refusal, KeyRefusal::kTokens);
+    // A refusal for tokens takes no request slot.
+    EXPECT_EQ(key.Snapshot(kT0 + milliseconds(1), kWall).requests_last_minute, 1);
+    // The provider reported 150 tokens: 850 come back.
+    key.Settle(first, 150, 0, kT0 + milliseconds(2), kWall);
+    EXPECT_EQ(key.Snapshot(kT0 + milliseconds(2), kWall).tokens_last_minute, 150);
+    EXPECT_EQ(key.Admit(300, kT0 + milliseconds(3), kWall).refusal, KeyRefusal::kNone);
+}
+
+TEST(ClientKeyStateTest, BudgetStopsTheKeyUntilTheFirstOfNextMonth) {
+    config::ClientKey policy = Key("k", "x");
+    policy.monthly_budget = 1.0;
+    ClientKeyState key(policy, true);
+    const KeyAdmission first = key.Admit(10, kT0, kWall);
+    ASSERT_EQ(first.refusal, KeyRefusal::kNone);
+    key.Settle(first, 10, 0.6, kT0, kWall);
+    const KeyAdmission second = key.Admit(10, kT0, kWall);
+    ASSERT_EQ(second.refusal, KeyRefusal::kNone);
+    key.Settle(second, 10, 0.6, kT0, kWall);
+    const KeyAdmission third = key.Admit(10, kT0, kWall);
+    EXPECT_EQ(third.refusal, KeyRefusal::kBudget);
+    // From 2026-11-29T12:00Z to 2026-12-01T00:00Z: 36 hours.
+    EXPECT_EQ(third.retry_after, milliseconds(std::chrono::hours(36)));
+    EXPECT_DOUBLE_EQ(key.Snapshot(kT0, kWall).spent_this_month, 1.2);
+    // A new month starts with nothing spent.
+    const WallTime december = kWall + std::chrono::hours(36);
+    EXPECT_EQ(key.Admit(10, kT0, december).refusal, KeyRefusal::kNone);
+    EXPECT_DOUBLE_EQ(key.Snapshot(kT0, december).spent_this_month, 0);
+}
+
+TEST(ClientKeyStateTest, SlowStartRampsTheKeysLimit) {
+    config::ClientKey policy = Key("k", "x");
+    policy.rpm = 100;
+    policy.slow_start = milliseconds(10'000);
+    ClientKeyState key(policy, true);
+    // At the start of the ramp 10 % of 100 requests per minute.
+    int admitted = 0;
+    for (int i = 0; i < 50; ++i) {
+        if (key.Admit(1, kT0, kWall).refusal == KeyRefusal::kNone) ++admitted;
+    }
+    EXPECT_EQ(admitted, 10);
+    // After the ramp the full limit applies.
+    const TimePoint later = kT0 + milliseconds(10'000);
+    for (int i = 0; i < 200; ++i) {
+        if (key.Admit(1, later, kWall).refusal == KeyRefusal::kNone) ++admitted;
+    }
+    EXPECT_EQ(admitted, 100);
+}
+
+}  // namespace
+}  // namespace switchyard::limits

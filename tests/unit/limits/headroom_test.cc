@@ -1,0 +1,138 @@
+#include "limits/headroom.h"
+
+#include <gtest/gtest.h>
+
+#include "limits/lanes.h"
+
+namespace switchyard::limits {
+namespace {
+
+using std::chrono::milliseconds;
+using TimePoint = std::chrono::steady_clock::time_point;
+
+const TimePoint kT0{std::chrono::hours(1)};
+
+config::Config OneDeployment(config::Provider provider, config::DeploymentLimits limits) {
+    config::Config config;
+    config::ModelGroup group;
+    group.name = "g";
+    config::Deployment d;
+    d.name = "d";
+    d.provider = provider;
+    d.limits = limits;
+    d.index = 0;
+    group.deployments.push_back(d);
+    config.models.push_back(group);
+    config.deployment_count = 1;
+    return config;
+}
+
+TEST(HeadroomTest, CostFollowsEachProvidersCounting) {
+    const HeadroomCost openai = CostOf(config::Provider::kOpenAi, 100, 500);
+    EXPECT_EQ(openai.tokens, 500);  // max(max_tokens, estimate)
+    EXPECT_EQ(CostOf(config::Provider::kOpenAi, 700, 500).tokens, 700);
+    const HeadroomCost anthropic = CostOf(config::Provider::kAnthropic, 100, 500);
+    EXPECT_EQ(anthropic.input_tokens, 100);  // max_tokens does not count
+    EXPECT_EQ(anthropic.tokens, 0);
+    EXPECT_TRUE(anthropic.output);
+}
+
+TEST(HeadroomTest, UnknownLimitsAreUnlimited) {
+    const config::Config config = OneDeployment(config::Provider::kOpenAi, {});
+    Headroom headroom(config, kT0);
+    for (int i = 0; i < 1000; ++i) {
+        EXPECT_EQ(headroom.TryReserve(0, {1, 1e6, 0, false}, 1.0, kT0), milliseconds(0));
+    }
+    EXPECT_FALSE(headroom.Snapshot(0, kT0).requests.limited);
+}
+
+TEST(HeadroomTest, SixtyRpmIsOnePerSecond) {
+    const config::Config config = OneDeployment(config::Provider::kOpenAi, {.rpm = 60});
+    Headroom headroom(config, kT0);
+    const HeadroomCost cost = CostOf(config::Provider::kOpenAi, 10, 0);
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), milliseconds(0));
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), milliseconds(1000));
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0 + milliseconds(999)), milliseconds(1));
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0 + milliseconds(1000)), milliseconds(0));
+}
+
+TEST(HeadroomTest, ALaneWithASmallerShareLeavesTheRestForOthers) {
+    const config::Config config = OneDeployment(config::Provider::kOpenAi, {.rpm = 600});
+    Headroom headroom(config, kT0);  // 10 per second
+    const HeadroomCost cost = CostOf(config::Provider::kOpenAi, 1, 0);
+    int batch = 0;
+    while (headroom.TryReserve(0, cost, 0.5, kT0) == milliseconds(0)) ++batch;
+    EXPECT_EQ(batch, 5);
+    int interactive = 0;
+    while (headroom.TryReserve(0, cost, 1.0, kT0) == milliseconds(0)) ++interactive;
+    EXPECT_EQ(interactive, 5);
+    // Batch waits until the bucket is back above half: 5 + 1 tokens at 10 per second.
+    EXPECT_EQ(headroom.TryReserve(0, cost, 0.5, kT0), milliseconds(600));
+}
+
+TEST(HeadroomTest, HeadersCorrectTheBucketsAndUsageReconcilesTokens) {
+    const config::Config config = OneDeployment(config::Provider::kOpenAi, {});
+    Headroom headroom(config, kT0);
+    policy::RateLimitHeaders reported;
+    reported.requests.limit = 120;  // 2 per second
+    reported.requests.remaining = 0;
+    reported.tokens.limit = 60'000;  // 1000 per second
+    reported.tokens.remaining = 1000;
+    headroom.Correct(0, reported, kT0);
+    Headroom::View view = headroom.Snapshot(0, kT0);
+    EXPECT_DOUBLE_EQ(view.requests.capacity, 2);
+    EXPECT_DOUBLE_EQ(view.requests.level, 0);
+    EXPECT_DOUBLE_EQ(view.tokens.capacity, 1000);
+    const HeadroomCost cost = CostOf(config::Provider::kOpenAi, 100, 800);
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), milliseconds(500));
+    ASSERT_EQ(headroom.TryReserve(0, cost, 1.0, kT0 + milliseconds(500)), milliseconds(0));
+    // 800 reserved, 300 used: 500 come back.
+    headroom.Settle(0, cost, true, 200, 100, kT0 + milliseconds(500));
+    view = headroom.Snapshot(0, kT0 + milliseconds(500));
+    EXPECT_NEAR(view.tokens.level, 1000 - 300, 1e-6);
+    // A failed attempt returns its tokens but its request stays counted.
+    ASSERT_EQ(headroom.TryReserve(0, cost, 1.0, kT0 + milliseconds(1000)), milliseconds(0));
+    headroom.Settle(0, cost, false, -1, -1, kT0 + milliseconds(1000));
+    view = headroom.Snapshot(0, kT0 + milliseconds(1000));
+    EXPECT_NEAR(view.requests.level, 0, 1e-6);
+    EXPECT_NEAR(view.tokens.level, 1000, 1e-6);
+}
+
+TEST(HeadroomTest, AnthropicOutputIsChargedAfterTheAnswer) {
+    const config::Config config =
+        OneDeployment(config::Provider::kAnthropic, {.itpm = 60'000, .otpm = 6'000});
+    Headroom headroom(config, kT0);  // 1000 input and 100 output tokens per second
+    const HeadroomCost cost = CostOf(config::Provider::kAnthropic, 200, 4096);
+    ASSERT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), milliseconds(0));
+    headroom.Settle(0, cost, true, 150, 300, kT0);
+    // 300 output tokens against 100: 200 in debt, so the next send waits 2.01 s.
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), milliseconds(2010));
+    EXPECT_NEAR(headroom.Snapshot(0, kT0).input_tokens.level, 1000 - 150, 1e-6);
+}
+
+TEST(LanesTest, ALaneYieldsWhileOneWithALargerShareWaits) {
+    Lanes lanes(
+        {{"interactive", 1.0, 2, milliseconds(0), 0}, {"batch", 0.5, 1, milliseconds(0), 0}});
+    EXPECT_DOUBLE_EQ(lanes.Share(1, kT0), 0.5);
+    ASSERT_TRUE(lanes.Enqueue(0));
+    EXPECT_DOUBLE_EQ(lanes.Share(1, kT0), 0);
+    EXPECT_DOUBLE_EQ(lanes.Share(0, kT0), 1.0);
+    ASSERT_TRUE(lanes.Enqueue(0));
+    EXPECT_FALSE(lanes.Enqueue(0));  // queue of 2 is full
+    lanes.Dequeue(0);
+    lanes.Dequeue(0);
+    EXPECT_DOUBLE_EQ(lanes.Share(1, kT0), 0.5);
+    ASSERT_TRUE(lanes.Enqueue(1));
+    EXPECT_FALSE(lanes.Enqueue(1));
+    EXPECT_EQ(lanes.Waiting(1), 1);
+}
+
+TEST(LanesTest, SlowStartRampsALanesShare) {
+    Lanes lanes({{"backfill", 0.5, 10, milliseconds(10'000), 0}});
+    EXPECT_NEAR(lanes.Share(0, kT0), 0.05, 1e-9);
+    EXPECT_NEAR(lanes.Share(0, kT0 + milliseconds(5'000)), 0.5 * 0.55, 1e-9);
+    EXPECT_NEAR(lanes.Share(0, kT0 + milliseconds(10'000)), 0.5, 1e-9);
+}
+
+}  // namespace
+}  // namespace switchyard::limits

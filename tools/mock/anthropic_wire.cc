@@ -16,6 +16,22 @@ namespace {
 
 constexpr std::string_view kInvalidRequest = "invalid_request_error";
 
+// The tail of the API's per-minute rate-limit messages (seen in 2025-2026 SDK issue reports).
+constexpr std::string_view kRateLimitAdvice =
+    ". For details, refer to: https://docs.claude.com/en/api/rate-limits. You can see the "
+    "response headers for current usage. Please reduce the prompt length or the maximum tokens "
+    "requested, or try again later. You may also contact sales at "
+    "https://claude.com/contact-sales to discuss your options for a rate limit increase.";
+
+// Digits grouped by thousands with commas, as the API prints limits: "1,000,000".
+std::string GroupThousands(std::int64_t n) {
+    std::string digits = std::to_string(n);
+    for (auto at = static_cast<std::ptrdiff_t>(digits.size()) - 3; at > 0; at -= 3) {
+        digits.insert(static_cast<std::size_t>(at), 1, ',');
+    }
+    return digits;
+}
+
 ParsedMessagesRequest Invalid(std::string_view message, std::string_view request_id) {
     ParsedMessagesRequest result;
     result.status = 400;
@@ -369,6 +385,33 @@ std::string ErrorBody(int status, std::optional<NamedError> error, std::string_v
 
 bool SuppressesRetryAfter(const FaultSpec& spec) {
     return spec.error == NamedError::kEnforcedSpendLimit;
+}
+
+std::string RateLimitBody(RateLimitReason reason, std::int64_t limit, std::string_view request_id) {
+    std::string_view unit = "input tokens";
+    switch (reason) {
+        case RateLimitReason::kAcceleration:
+            // The wording is the mock's own; the API's acceleration message is not on record.
+            return ErrorEnvelope("rate_limit_error",
+                                 "Your organization's usage increased too quickly and hit "
+                                 "acceleration limits. Please ramp up your traffic gradually. For "
+                                 "details, refer to: https://docs.claude.com/en/api/rate-limits.",
+                                 request_id);
+        case RateLimitReason::kRequests:
+            unit = "requests";
+            break;
+        case RateLimitReason::kOutputTokens:
+            unit = "output tokens";
+            break;
+        case RateLimitReason::kTokens:
+        case RateLimitReason::kInputTokens:
+            break;
+    }
+    return ErrorEnvelope("rate_limit_error",
+                         fmt::format("This request would exceed your organization's rate limit of "
+                                     "{} {} per minute{}",
+                                     GroupThousands(limit), unit, kRateLimitAdvice),
+                         request_id);
 }
 
 std::string InvalidApiKeyBody(std::string_view request_id) {

@@ -7,6 +7,7 @@
 
 #include "fault_spec.h"
 #include "openai_wire.h"
+#include "rate_limits.h"
 
 // Bodies of Anthropic's Messages API as the mock provider sends them: request parsing, messages,
 // SSE events and error envelopes (WIRE.md A.1). No I/O. The counterpart of openai_wire.
@@ -106,6 +107,12 @@ std::string ErrorBody(int status, std::optional<NamedError> error, std::string_v
 // True if the answer to `spec` must not carry retry-after or retry-after-ms: the monthly spend
 // limit has no retry hint, whatever else the spec asks for.
 bool SuppressesRetryAfter(const FaultSpec& spec);
+
+// The 429 of the mock's rate limiter for `reason` (requests, input_tokens, output_tokens or
+// acceleration) with the per-minute `limit` that was hit: a rate_limit_error whose message has
+// the API's wording, "This request would exceed your organization's rate limit of 50 requests per
+// minute. For details, ...".
+std::string RateLimitBody(RateLimitReason reason, std::int64_t limit, std::string_view request_id);
 
 // The 401 for a missing or wrong API key.
 std::string InvalidApiKeyBody(std::string_view request_id);

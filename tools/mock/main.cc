@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "rate_limits.h"
 #include "scenario.h"
 #include "server.h"
 
@@ -35,11 +36,14 @@ Options:
   --require-key KEY      Answer 401 unless "Authorization: Bearer KEY" (or, on
                          /v1/messages, "x-api-key: KEY").
   --seed N               Seed for probability= faults (default: random).
+  --limits SPEC          Enforce rate limits, e.g. "rpm=60,tpm=40000,itpm=0,otpm=0,
+                         acceleration=4,acceleration_min_rpm=30" (0 = unlimited;
+                         default: all unlimited).
   --help                 Show this help.
 
 Once listening, prints "switchyard-mock listening on HOST:PORT" on stdout.
 Faults: header "x-mock-fault: key=value;..." or scenario rules. Control endpoints:
-GET /mock/stats, POST /mock/reset, POST|DELETE /mock/scenario.
+GET /mock/stats, POST /mock/reset, POST|DELETE /mock/scenario, GET|POST|DELETE /mock/limits.
 )";
 
 struct CommandLine final {
@@ -111,6 +115,10 @@ std::string ParseCommandLine(int argc, char** argv, CommandLine& command_line) {
             server.tls_key = value;
         } else if (arg == "--require-key") {
             server.require_key = std::string(value);
+        } else if (arg == "--limits") {
+            ParsedRateLimits limits = ParseRateLimitSpec(value);
+            if (!limits.ok()) return fmt::format("--limits: {}", limits.error);
+            server.limits = limits.config;
         } else if (arg == "--seed") {
             server.seed = ParseNumber<std::uint64_t>(value);
             if (!server.seed) return "--seed expects a non-negative integer";

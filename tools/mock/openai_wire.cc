@@ -222,6 +222,15 @@ ParsedChatRequest ParseChatRequest(std::string_view body) {
         }
     }
     result.request.prompt_tokens = static_cast<int>(std::clamp<std::size_t>(chars / 4, 1, 1 << 30));
+    result.request.content_chars = static_cast<std::int64_t>(chars);
+    for (const std::string_view name : {"max_completion_tokens", "max_tokens"}) {
+        const auto max_tokens = object->find(name);
+        if (max_tokens == object->end()) continue;
+        if (max_tokens->value().is_int64() && max_tokens->value().get_int64() > 0) {
+            result.request.max_tokens = max_tokens->value().get_int64();
+            break;
+        }
+    }
 
     if (const auto stream = object->find("stream"); stream != object->end()) {
         result.request.stream = stream->value().is_bool() && stream->value().get_bool();
@@ -355,6 +364,26 @@ std::string ErrorEnvelope(std::string_view message, std::string_view type, std::
     json::object envelope;
     envelope["error"] = std::move(error);
     return json::serialize(envelope);
+}
+
+std::string RateLimitBody(RateLimitReason reason, std::int64_t limit) {
+    const std::string_view type =
+        reason == RateLimitReason::kRequests || reason == RateLimitReason::kAcceleration
+            ? "requests"
+            : "tokens";
+    // OpenAI has no acceleration limits of its own; the message is the mock's wording.
+    const std::string message =
+        reason == RateLimitReason::kAcceleration
+            ? std::string(
+                  "Rate limit reached for requests: the request rate grew too quickly "
+                  "(acceleration limits). Ramp up traffic gradually and try again later.")
+            : fmt::format("Rate limit reached for {}. Limit {} per min.", type, limit);
+    std::string out = R"({"error":{"message":)";
+    AppendJsonString(out, message);
+    out += R"(,"type":)";
+    AppendJsonString(out, type);
+    out += R"(,"code":"rate_limit_exceeded"}})";
+    return out;
 }
 
 std::string InvalidApiKeyBody() {

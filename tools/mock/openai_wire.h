@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "fault_spec.h"
+#include "rate_limits.h"
 
 // Bodies of the OpenAI Chat Completions API as the mock provider sends them: request parsing,
 // completions, SSE chunks and error envelopes. No I/O. Another provider's wire module provides
@@ -18,6 +19,9 @@ struct ChatRequest final {
     bool stream = false;
     bool include_usage = false;  // stream_options.include_usage
     int prompt_tokens = 1;       // Rough estimate: characters of message content / 4, at least 1.
+    std::int64_t content_chars = 0;  // Characters of all message contents (as prompt_tokens).
+    // max_completion_tokens, else max_tokens, when a positive integer; 0 otherwise.
+    std::int64_t max_tokens = 0;
 };
 
 // Result of ParseChatRequest: `status` is 0 on success, otherwise the status and OpenAI error
@@ -106,6 +110,11 @@ std::string ErrorBody(int status, std::optional<NamedError> error, std::string_v
 // `{"error":{"message":...,"type":...,"param":...,"code":...}}`; empty param/code become null.
 std::string ErrorEnvelope(std::string_view message, std::string_view type,
                           std::string_view param = {}, std::string_view code = {});
+
+// The 429 of the mock's rate limiter for `reason` (requests, tokens or acceleration), with the
+// per-minute `limit` that was hit: `{"error":{"message":"Rate limit reached for requests. Limit
+// 60 per min.","type":"requests","code":"rate_limit_exceeded"}}` (WIRE.md A.2.1, no `param`).
+std::string RateLimitBody(RateLimitReason reason, std::int64_t limit);
 
 // The 401 OpenAI sends for a missing or wrong API key.
 std::string InvalidApiKeyBody();

@@ -31,6 +31,19 @@ TEST(ParseChatRequest, PromptTokensAreAtLeastOne) {
     EXPECT_FALSE(parsed.request.include_usage);
 }
 
+TEST(ParseChatRequest, ContentCharactersAndMaxTokensForTheRateLimiter) {
+    auto parsed = ParseChatRequest(
+        R"({"model":"m","max_tokens":50,"max_completion_tokens":70,)"
+        R"("messages":[{"role":"user","content":"12345"},{"role":"user","content":"67"}]})");
+    ASSERT_EQ(parsed.status, 0);
+    EXPECT_EQ(parsed.request.content_chars, 7);
+    EXPECT_EQ(parsed.request.max_tokens, 70);  // max_completion_tokens wins.
+    parsed = ParseChatRequest(R"({"model":"m","max_tokens":50,"messages":[]})");
+    EXPECT_EQ(parsed.request.max_tokens, 50);
+    parsed = ParseChatRequest(R"({"model":"m","max_tokens":"50","messages":[]})");
+    EXPECT_EQ(parsed.request.max_tokens, 0);  // Not an integer: as if absent.
+}
+
 TEST(ParseChatRequest, RejectsInvalidBodiesWithOpenAiEnvelopes) {
     const auto unparsable = ParseChatRequest("{\"model\":");
     EXPECT_EQ(unparsable.status, 400);

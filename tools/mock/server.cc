@@ -130,6 +130,9 @@ struct Exchange final {
     std::string path;
     std::string model;
     int prompt_tokens = 1;
+    int output_tokens = 0;  // Anthropic: generated so far, taken from the OTPM bucket at the end.
+    // Set when the rate limiter rejected the request: the retry hint of its 429.
+    std::optional<milliseconds> rate_limit_retry_after;
     bool keep_alive = true;
     bool anthropic = false;  // Anthropic's Messages API (/v1/messages) rather than OpenAI's.
 };
@@ -171,7 +174,7 @@ class Session final {
 
     void AppendProviderHead(int status, std::string_view content_type,
                             std::optional<std::size_t> content_length, const FaultSpec* fault);
-    void Record(int status, std::string_view fault_text);
+    void Record(int status, std::string_view fault_text, std::string_view rate_limit = {});
     std::string ProviderMockError(std::string_view message) const;
     std::string ProviderErrorBody(int status, std::optional<NamedError> error) const;
     void BeginExchange();
@@ -271,6 +274,25 @@ asio::awaitable<After> Session<AsyncStream>::HandleAdmin() {
             co_return co_await ReplyPlain(200, ok, keep_alive);
         }
         allow = "POST";
+    } else if (path == "/mock/limits") {
+        if (method == http::verb::get) {
+            co_return co_await ReplyPlain(
+                200, shared_.rate_limits.ToJson(std::chrono::steady_clock::now()), keep_alive);
+        }
+        if (method == http::verb::post) {
+            const ParsedRateLimits parsed = ParseRateLimitJson(request().body());
+            if (!parsed.ok()) {
+                co_return co_await ReplyPlain(
+                    400, MockError(fmt::format("limits: {}", parsed.error)), keep_alive);
+            }
+            shared_.rate_limits.Configure(parsed.config, std::chrono::steady_clock::now());
+            co_return co_await ReplyPlain(200, ok, keep_alive);
+        }
+        if (method == http::verb::delete_) {
+            shared_.rate_limits.Configure({}, std::chrono::steady_clock::now());
+            co_return co_await ReplyPlain(200, ok, keep_alive);
+        }
+        allow = "GET, POST, DELETE";
     } else if (path == "/mock/scenario") {
         if (method == http::verb::post) {
             ParsedScenario parsed = ParseScenario(request().body());
@@ -361,6 +383,25 @@ asio::awaitable<After> Session<AsyncStream>::HandleChat() {
         co_return co_await ReplyProvider(parsed.status, std::move(parsed.error_body), nullptr);
     }
 
+    // Rate limits apply to every request a provider would accept, before any fault.
+    const RateLimitApi api = anthropic ? RateLimitApi::kAnthropic : RateLimitApi::kOpenAi;
+    RateLimitCost cost;
+    if (anthropic) {
+        cost.input_tokens = exchange_.prompt_tokens;
+    } else {
+        cost.input_tokens = EstimateInputTokens(parsed.request.content_chars);
+        cost.max_tokens = parsed.request.max_tokens;
+    }
+    const RateLimitDecision decision = shared_.rate_limits.Admit(api, cost, exchange_.start);
+    if (decision.reason) {
+        exchange_.rate_limit_retry_after = decision.retry_after;
+        Record(429, {}, RateLimitReasonName(*decision.reason));
+        std::string body = anthropic ? anthropic::RateLimitBody(*decision.reason, decision.limit,
+                                                                exchange_.request_id)
+                                     : openai::RateLimitBody(*decision.reason, decision.limit);
+        co_return co_await ReplyProvider(429, std::move(body), nullptr);
+    }
+
     // The header overrides the scenario, even when empty. The scenario snapshot keeps the rule
     // alive until this request is answered.
     const FaultSpec* fault = nullptr;
@@ -411,7 +452,13 @@ asio::awaitable<After> Session<AsyncStream>::HandleChat() {
         co_return co_await ReplyProvider(*error_status,
                                          ProviderErrorBody(*error_status, fault->error), fault);
     }
-    if (anthropic) co_return co_await AnswerMessages(message.request, fault);
+    if (anthropic) {
+        const After after = co_await AnswerMessages(message.request, fault);
+        // Anthropic's OTPM counts the output tokens actually generated (DESIGN.md 1.1).
+        shared_.rate_limits.TakeOutputTokens(exchange_.output_tokens,
+                                             std::chrono::steady_clock::now());
+        co_return after;
+    }
     if (parsed.request.stream) {
         co_return co_await SendStream(parsed.request.include_usage, fault);
     }
@@ -501,10 +548,12 @@ asio::awaitable<After> Session<AsyncStream>::AnswerMessages(
         const std::string tool_id = "toolu_" + exchange_.request_id.substr(12, 24);
         anthropic::AppendToolUseMessage(body, identity, {tool_id, message.tool_name},
                                         {exchange_.prompt_tokens, anthropic::kToolUseOutputTokens});
+        exchange_.output_tokens = anthropic::kToolUseOutputTokens;
     } else {
         const anthropic::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt);
         anthropic::AppendMessage(body, identity, reply,
                                  {exchange_.prompt_tokens, reply.WordCount()});
+        exchange_.output_tokens = reply.WordCount();
     }
     co_return co_await ReplyProvider(200, std::move(body), fault);
 }
@@ -590,6 +639,7 @@ asio::awaitable<After> Session<AsyncStream>::SendMessagesStream(
             anthropic::AppendTextDelta(event_, reply, i);
         }
         ok = co_await SendEvent(gap, false);
+        if (ok) exchange_.output_tokens = i + 1;
     }
     if (!ok) co_return After::kGone;
     co_return exchange_.keep_alive ? After::kKeepAlive : After::kClose;
@@ -637,10 +687,17 @@ void Session<AsyncStream>::AppendProviderHead(int status, std::string_view conte
                                               const FaultSpec* fault) {
     AppendHeadStart(out_, status, content_type, content_length, exchange_.keep_alive);
     if (status == 405) out_ += "Allow: POST\r\n";  // RFC 9110 15.5.6; chat is POST only.
+    // Rate-limit headers describe the buckets as this head leaves, after this request's charge.
+    const auto now = std::chrono::steady_clock::now();
     if (exchange_.anthropic) {
         fmt::format_to(std::back_inserter(out_), "request-id: {}\r\n", exchange_.request_id);
         AppendAnthropicRateLimitHeaders(
-            out_, shared_.rate_limits.ObserveAnthropic(exchange_.prompt_tokens, exchange_.arrival));
+            out_, shared_.rate_limits.AnthropicSnapshot(exchange_.prompt_tokens, now,
+                                                        std::chrono::system_clock::now()));
+        if (exchange_.rate_limit_retry_after) {
+            AppendRetryAfterHeaders(out_, RateLimitApi::kAnthropic,
+                                    *exchange_.rate_limit_retry_after);
+        }
         if (fault != nullptr) {
             if (anthropic::SuppressesRetryAfter(*fault)) {
                 FaultSpec headers = *fault;
@@ -655,11 +712,13 @@ void Session<AsyncStream>::AppendProviderHead(int status, std::string_view conte
         out_ += "\r\n";
         return;
     }
-    const auto elapsed = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() -
-                                                                  exchange_.start);
+    const auto elapsed = std::chrono::duration_cast<milliseconds>(now - exchange_.start);
     fmt::format_to(std::back_inserter(out_), "x-request-id: {}\r\nopenai-processing-ms: {}\r\n",
                    exchange_.request_id, elapsed.count());
-    AppendRateLimitHeaders(out_, shared_.rate_limits.Observe(exchange_.prompt_tokens));
+    AppendRateLimitHeaders(out_, shared_.rate_limits.Snapshot(exchange_.prompt_tokens, now));
+    if (exchange_.rate_limit_retry_after) {
+        AppendRetryAfterHeaders(out_, RateLimitApi::kOpenAi, *exchange_.rate_limit_retry_after);
+    }
     if (fault != nullptr) AppendFaultHeaders(out_, *fault, exchange_.arrival);
     out_ += "\r\n";
 }
@@ -676,10 +735,13 @@ void Session<AsyncStream>::BeginExchange() {
     exchange.anthropic = IsMessagesPath(exchange.path);
     exchange.model.clear();
     exchange.prompt_tokens = 1;
+    exchange.output_tokens = 0;
+    exchange.rate_limit_retry_after.reset();
 }
 
 template <class AsyncStream>
-void Session<AsyncStream>::Record(int status, std::string_view fault_text) {
+void Session<AsyncStream>::Record(int status, std::string_view fault_text,
+                                  std::string_view rate_limit) {
     const Exchange& exchange = exchange_;
     RequestObservation observation;
     observation.path = exchange.path;
@@ -687,6 +749,7 @@ void Session<AsyncStream>::Record(int status, std::string_view fault_text) {
     observation.t_ms = MillisSinceEpoch(exchange.arrival);
     observation.status = status;
     observation.fault = fault_text;
+    observation.rate_limit = rate_limit;
     observation.authorization = HeaderValue(request(), "authorization");
     observation.retry_count = HeaderValue(request(), "x-stainless-retry-count");
     observation.user_agent = HeaderValue(request(), "user-agent");
@@ -810,6 +873,7 @@ Server::Server(ServerOptions options, std::shared_ptr<const Scenario> scenario)
     Shared& shared = impl_->shared;
     shared.options = std::move(options);
     shared.scenarios.Set(std::move(scenario));
+    shared.rate_limits.Configure(shared.options.limits, std::chrono::steady_clock::now());
     if (!shared.options.tls_cert.empty()) {
         auto& tls = shared.tls.emplace(ssl::context::tls_server);
         tls.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "rate_limits.h"
 #include "scenario.h"
 
 namespace switchyard::mock {
@@ -17,6 +18,7 @@ struct ServerOptions final {
     std::string tls_key;
     std::optional<std::string> require_key;
     std::optional<std::uint64_t> seed;  // For `probability=`; random when absent.
+    RateLimitConfig limits;             // Enforced from the start; unlimited by default.
 };
 
 // The mock provider: an HTTP/1.1 server with one io_context per thread. Connections are accepted

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "json_text.h"
+#include "rate_limits.h"
 
 namespace switchyard::mock {
 namespace {
@@ -56,6 +57,11 @@ void Stats::Record(const RequestObservation& observation) {
     ++total_;
     Count(paths_, observation.path);
     if (!observation.model.empty()) Count(models_, observation.model);
+    if (!observation.rate_limit.empty()) {
+        ++rate_limited_;
+        Count(rate_limited_paths_, observation.path);
+        Count(rate_limited_reasons_, observation.rate_limit);
+    }
     Entry& entry = log_[total_ % kCapacity];
     entry.seq = total_;
     entry.path.assign(observation.path);
@@ -63,6 +69,7 @@ void Stats::Record(const RequestObservation& observation) {
     entry.t_ms = observation.t_ms;
     entry.status = observation.status;
     entry.fault.assign(observation.fault);
+    entry.rate_limit.assign(observation.rate_limit);
     Assign(entry.authorization, observation.authorization);
     Assign(entry.retry_count, observation.retry_count);
     Assign(entry.user_agent, observation.user_agent);
@@ -75,6 +82,9 @@ void Stats::Reset() {
     total_ = 0;
     paths_.clear();
     models_.clear();
+    rate_limited_ = 0;
+    rate_limited_paths_.clear();
+    rate_limited_reasons_.clear();
     for (auto& entry : log_) entry.seq = 0;
 }
 
@@ -86,7 +96,20 @@ std::string Stats::ToJson() const {
     AppendCounts(out, paths_);
     out += R"(,"models":)";
     AppendCounts(out, models_);
-    out += R"(,"requests":[)";
+    fmt::format_to(std::back_inserter(out), R"(,"rate_limited":{{"total":{},"paths":)",
+                   rate_limited_);
+    AppendCounts(out, rate_limited_paths_);
+    // Every reason is listed, 0 included, so that tests can read any of them.
+    out += R"(,"reasons":{)";
+    for (const RateLimitReason reason : kRateLimitReasons) {
+        const std::string_view name = RateLimitReasonName(reason);
+        const auto it = rate_limited_reasons_.find(name);
+        if (reason != kRateLimitReasons.front()) out.push_back(',');
+        AppendJsonString(out, name);
+        fmt::format_to(std::back_inserter(out), ":{}",
+                       it == rate_limited_reasons_.end() ? 0 : it->second);
+    }
+    out += R"(}},"requests":[)";
     const std::uint64_t first_seq = total_ > kCapacity ? total_ - kCapacity + 1 : 1;
     for (std::uint64_t seq = first_seq; seq <= total_; ++seq) {
         const Entry& entry = log_[seq % kCapacity];
@@ -98,6 +121,8 @@ std::string Stats::ToJson() const {
         fmt::format_to(std::back_inserter(out), R"(,"t_ms":{:.3f},"status":{},"fault":)",
                        entry.t_ms, entry.status);
         AppendJsonString(out, entry.fault);
+        out += R"(,"rate_limit":)";
+        AppendJsonString(out, entry.rate_limit);
         out += R"(,"headers":{)";
         bool first = true;
         AppendHeader(out, first, "authorization", entry.authorization);

@@ -18,6 +18,8 @@ struct RequestObservation final {
     double t_ms = 0;         // Arrival, milliseconds since the Unix epoch (system clock).
     int status = 0;          // Status sent; 0 when no response was sent (reset, stall).
     std::string_view fault;  // The fault spec applied, empty if none.
+    // Why the rate limiter answered 429 (RateLimitReasonName), empty if it did not.
+    std::string_view rate_limit;
     std::optional<std::string_view> authorization;
     std::optional<std::string_view> retry_count;  // x-stainless-retry-count
     std::optional<std::string_view> user_agent;
@@ -26,7 +28,8 @@ struct RequestObservation final {
 };
 
 // Counters of provider requests (not /mock/* calls), served at GET /mock/stats: totals by path
-// and model, and the most recent kCapacity requests in arrival order. Thread-safe.
+// and model, rate-limit rejections by path and reason, and the most recent kCapacity requests in
+// arrival order. Thread-safe.
 class Stats final {
   public:
     static constexpr std::size_t kCapacity = 10'000;
@@ -50,6 +53,7 @@ class Stats final {
         double t_ms = 0;
         int status = 0;
         std::string fault;
+        std::string rate_limit;
         std::optional<std::string> authorization;
         std::optional<std::string> retry_count;
         std::optional<std::string> user_agent;
@@ -61,6 +65,9 @@ class Stats final {
     std::uint64_t total_ = 0;
     std::map<std::string, std::uint64_t, std::less<>> paths_;
     std::map<std::string, std::uint64_t, std::less<>> models_;
+    std::uint64_t rate_limited_ = 0;
+    std::map<std::string, std::uint64_t, std::less<>> rate_limited_paths_;
+    std::map<std::string, std::uint64_t, std::less<>> rate_limited_reasons_;
     // Ring buffer: slot seq % kCapacity holds request `seq`. Slots are overwritten in place so
     // their strings keep their capacity.
     std::vector<Entry> log_;

@@ -10,6 +10,16 @@ using std::chrono::milliseconds;
 // How often a lane that has to yield looks again.
 constexpr milliseconds kYieldPoll{20};
 
+// The share of a provider's rate the buckets refill at: the rest absorbs the jitter between our
+// clock and the provider's, so a bucket drained to zero here is not one request short there.
+constexpr double kRefillMargin = 0.95;
+
+// The refill period of a bucket holding `burst` worth of a per-minute limit.
+milliseconds RefillPeriod(milliseconds burst) {
+    return std::chrono::ceil<milliseconds>(
+        std::chrono::duration<double, std::milli>(burst.count() / kRefillMargin));
+}
+
 // The floor a lane with `share` leaves in `bucket`.
 double FloorOf(const TokenBucket& bucket, double share) {
     return bucket.Limited() ? bucket.Capacity() * (1 - share) : 0;
@@ -48,7 +58,7 @@ TokenBucket Headroom::Bucket(std::int64_t per_minute, TimePoint now) const {
     if (per_minute <= 0) return {};
     const double capacity = static_cast<double>(per_minute) * burst_.count() /
                             milliseconds(std::chrono::minutes(1)).count();
-    return TokenBucket(capacity, burst_, now);
+    return TokenBucket(capacity, RefillPeriod(burst_), now);
 }
 
 milliseconds Headroom::TryReserve(std::size_t index, const HeadroomCost& cost, double share,
@@ -114,16 +124,22 @@ void Headroom::Settle(std::size_t index, const HeadroomCost& cost, bool answered
 }
 
 void Headroom::CorrectBucket(TokenBucket& bucket, const policy::RateLimitWindow& window,
-                             TimePoint now) const {
+                             TimePoint now, double rounding) const {
     if (!window.limit && !window.remaining) return;
     const double per_burst =
         static_cast<double>(burst_.count()) / milliseconds(std::chrono::minutes(1)).count();
     std::optional<double> limit;
     if (window.limit && *window.limit > 0) limit = static_cast<double>(*window.limit) * per_burst;
     std::optional<double> remaining;
-    if (window.remaining) remaining = static_cast<double>(*window.remaining);
     if (!bucket.Limited() && !limit) return;  // a level without a limit says nothing
-    bucket.Correct(limit, remaining, now, burst_);
+    if (window.remaining) {
+        // Reports arrive out of order (responses to concurrent requests), so one may be older
+        // than the level here: a report only ever lowers it. Refill and reconciliation raise it.
+        // A rounded count stands for up to half a unit more.
+        remaining = static_cast<double>(*window.remaining) + (rounding > 1 ? rounding / 2 : 0);
+        if (bucket.Limited()) remaining = std::min(*remaining, bucket.Level(now));
+    }
+    bucket.Correct(limit, remaining, now, RefillPeriod(burst_));
 }
 
 void Headroom::Correct(std::size_t index, const policy::RateLimitHeaders& headers, TimePoint now) {
@@ -133,7 +149,7 @@ void Headroom::Correct(std::size_t index, const policy::RateLimitHeaders& header
     if (e.provider == config::Provider::kOpenAi) {
         CorrectBucket(e.tokens, headers.tokens, now);
     } else {
-        CorrectBucket(e.input_tokens, headers.input_tokens, now);
+        CorrectBucket(e.input_tokens, headers.input_tokens, now, /*rounding=*/1000);
         CorrectBucket(e.output_tokens, headers.output_tokens, now);
     }
 }

@@ -28,8 +28,8 @@ HeadroomCost CostOf(config::Provider provider, std::int64_t input_estimate,
 // Each deployment's headroom (DESIGN 1.1, 1.8): token buckets for requests and tokens (OpenAI
 // RPM/TPM) or requests, input and output tokens (Anthropic RPM/ITPM/OTPM), seeded from the
 // configured limits and corrected by the provider's rate-limit headers on every response. A bucket
-// holds what the provider may enforce over `burst` (60 RPM as 1 per second) and refills at the
-// per-minute rate. Unknown limits are unlimited until a response reports them. Thread-safe: one
+// holds what the provider may enforce over `burst` (60 RPM as 1 per second) and refills at 95 % of
+// the per-minute rate. Unknown limits are unlimited until a response reports them. Thread-safe: one
 // mutex per deployment.
 class Headroom final {
   public:
@@ -58,7 +58,8 @@ class Headroom final {
     // itself stays counted: providers count failed requests too.
     void Settle(std::size_t index, const HeadroomCost& cost, bool answered,
                 std::int64_t input_tokens, std::int64_t output_tokens, TimePoint now);
-    // The provider's report on a response replaces limits and levels.
+    // The provider's report on a response: its limit replaces the capacity, and its remaining
+    // count lowers the level (never raises it: reports of concurrent requests arrive out of order).
     void Correct(std::size_t index, const policy::RateLimitHeaders& headers, TimePoint now);
 
     View Snapshot(std::size_t index, TimePoint now) const;
@@ -73,8 +74,10 @@ class Headroom final {
         TokenBucket output_tokens;
     };
     TokenBucket Bucket(std::int64_t per_minute, TimePoint now) const;
-    void CorrectBucket(TokenBucket& bucket, const policy::RateLimitWindow& window,
-                       TimePoint now) const;
+    // `rounding`: the provider rounds `remaining` to this many (Anthropic: input tokens to the
+    // nearest thousand), so a report only moves the level into the interval it stands for.
+    void CorrectBucket(TokenBucket& bucket, const policy::RateLimitWindow& window, TimePoint now,
+                       double rounding = 1) const;
 
     std::chrono::milliseconds burst_;
     std::vector<std::unique_ptr<Entry>> entries_;

@@ -406,7 +406,7 @@ asio::awaitable<void> Exhausted(RequestContext& ctx, Journey& journey, const Att
         // Self-throttled: no deployment had headroom for this lane within the deadline, or the
         // lane's queue was full. The client may retry when headroom is back.
         error.kind = core::ErrorKind::kHeadroomExhausted;
-        error.status = 0;
+        error.status = core::StatusOf(error.kind);
         const std::string& lane = ctx.Config().limits.lanes[journey.lane].name;
         error.message = fmt::format(
             "No deployment of the requested model has rate-limit headroom for the '{}' lane "

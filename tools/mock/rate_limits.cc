@@ -434,7 +434,7 @@ AnthropicRateLimitSnapshot RateLimits::AnthropicSnapshotOf(const ApiState& state
                                    RoundToThousand(std::max<std::int64_t>(
                                        0, kAnthropicLimitInputTokens - static_input_tokens)),
                                    static_reset};
-    snapshot.output_tokens = output.limit > 0 ? limited(output, true)
+    snapshot.output_tokens = output.limit > 0 ? limited(output, false)
                                               : Reported{kAnthropicLimitOutputTokens,
                                                          kAnthropicLimitOutputTokens, static_reset};
     if (input.limit > 0 && output.limit > 0) {

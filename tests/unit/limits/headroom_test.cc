@@ -46,14 +46,17 @@ TEST(HeadroomTest, UnknownLimitsAreUnlimited) {
     EXPECT_FALSE(headroom.Snapshot(0, kT0).requests.limited);
 }
 
-TEST(HeadroomTest, SixtyRpmIsOnePerSecond) {
+// Buckets refill at 95 % of the provider's rate: one second's worth every 1053 ms.
+constexpr milliseconds kPeriod{1053};
+
+TEST(HeadroomTest, SixtyRpmIsOnePerSecondWithAMargin) {
     const config::Config config = OneDeployment(config::Provider::kOpenAi, {.rpm = 60});
     Headroom headroom(config, kT0);
     const HeadroomCost cost = CostOf(config::Provider::kOpenAi, 10, 0);
     EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), milliseconds(0));
-    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), milliseconds(1000));
-    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0 + milliseconds(999)), milliseconds(1));
-    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0 + milliseconds(1000)), milliseconds(0));
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), kPeriod);
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0 + kPeriod - milliseconds(1)), milliseconds(1));
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0 + kPeriod), milliseconds(0));
 }
 
 TEST(HeadroomTest, ALaneWithASmallerShareLeavesTheRestForOthers) {
@@ -66,8 +69,8 @@ TEST(HeadroomTest, ALaneWithASmallerShareLeavesTheRestForOthers) {
     int interactive = 0;
     while (headroom.TryReserve(0, cost, 1.0, kT0) == milliseconds(0)) ++interactive;
     EXPECT_EQ(interactive, 5);
-    // Batch waits until the bucket is back above half: 5 + 1 tokens at 10 per second.
-    EXPECT_EQ(headroom.TryReserve(0, cost, 0.5, kT0), milliseconds(600));
+    // Batch waits until the bucket is back above half: 5 + 1 tokens at 10 per 1053 ms.
+    EXPECT_EQ(headroom.TryReserve(0, cost, 0.5, kT0), milliseconds(632));
 }
 
 TEST(HeadroomTest, HeadersCorrectTheBucketsAndUsageReconcilesTokens) {
@@ -84,18 +87,51 @@ TEST(HeadroomTest, HeadersCorrectTheBucketsAndUsageReconcilesTokens) {
     EXPECT_DOUBLE_EQ(view.requests.level, 0);
     EXPECT_DOUBLE_EQ(view.tokens.capacity, 1000);
     const HeadroomCost cost = CostOf(config::Provider::kOpenAi, 100, 800);
-    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), milliseconds(500));
-    ASSERT_EQ(headroom.TryReserve(0, cost, 1.0, kT0 + milliseconds(500)), milliseconds(0));
+    // One request back after half a refill period.
+    const milliseconds half{527};
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), half);
+    ASSERT_EQ(headroom.TryReserve(0, cost, 1.0, kT0 + half), milliseconds(0));
     // 800 reserved, 300 used: 500 come back.
-    headroom.Settle(0, cost, true, 200, 100, kT0 + milliseconds(500));
-    view = headroom.Snapshot(0, kT0 + milliseconds(500));
+    headroom.Settle(0, cost, true, 200, 100, kT0 + half);
+    view = headroom.Snapshot(0, kT0 + half);
     EXPECT_NEAR(view.tokens.level, 1000 - 300, 1e-6);
     // A failed attempt returns its tokens but its request stays counted.
-    ASSERT_EQ(headroom.TryReserve(0, cost, 1.0, kT0 + milliseconds(1000)), milliseconds(0));
-    headroom.Settle(0, cost, false, -1, -1, kT0 + milliseconds(1000));
-    view = headroom.Snapshot(0, kT0 + milliseconds(1000));
-    EXPECT_NEAR(view.requests.level, 0, 1e-6);
+    ASSERT_EQ(headroom.TryReserve(0, cost, 1.0, kT0 + 2 * half), milliseconds(0));
+    headroom.Settle(0, cost, false, -1, -1, kT0 + 2 * half);
+    view = headroom.Snapshot(0, kT0 + 2 * half);
+    EXPECT_NEAR(view.requests.level, 0, 0.01);
     EXPECT_NEAR(view.tokens.level, 1000, 1e-6);
+}
+
+TEST(HeadroomTest, AReportOnlyLowersTheLevel) {
+    const config::Config config = OneDeployment(config::Provider::kOpenAi, {.rpm = 600});
+    Headroom headroom(config, kT0);  // 10
+    const HeadroomCost cost = CostOf(config::Provider::kOpenAi, 1, 0);
+    for (int i = 0; i < 10; ++i) ASSERT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), milliseconds(0));
+    // The answer to the first of the ten arrives last and still says 9 remain: stale.
+    policy::RateLimitHeaders stale;
+    stale.requests.limit = 600;
+    stale.requests.remaining = 9;
+    headroom.Correct(0, stale, kT0);
+    EXPECT_NEAR(headroom.Snapshot(0, kT0).requests.level, 0, 1e-6);
+    // A lower report wins.
+    const TimePoint later = kT0 + kPeriod;
+    policy::RateLimitHeaders low;
+    low.requests.remaining = 3;
+    headroom.Correct(0, low, later);
+    EXPECT_NEAR(headroom.Snapshot(0, later).requests.level, 3, 1e-6);
+}
+
+TEST(HeadroomTest, AnthropicInputCountsAreReadAsRoundedToThousands) {
+    const config::Config config = OneDeployment(config::Provider::kAnthropic, {.itpm = 120'000});
+    Headroom headroom(config, kT0);  // 2000 input tokens
+    policy::RateLimitHeaders reported;
+    reported.input_tokens.remaining = 1000;  // anything in [500, 1500)
+    headroom.Correct(0, reported, kT0);
+    EXPECT_NEAR(headroom.Snapshot(0, kT0).input_tokens.level, 1500, 1e-6);
+    reported.input_tokens.remaining = 0;
+    headroom.Correct(0, reported, kT0);
+    EXPECT_NEAR(headroom.Snapshot(0, kT0).input_tokens.level, 500, 1e-6);
 }
 
 TEST(HeadroomTest, AnthropicOutputIsChargedAfterTheAnswer) {
@@ -105,8 +141,9 @@ TEST(HeadroomTest, AnthropicOutputIsChargedAfterTheAnswer) {
     const HeadroomCost cost = CostOf(config::Provider::kAnthropic, 200, 4096);
     ASSERT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), milliseconds(0));
     headroom.Settle(0, cost, true, 150, 300, kT0);
-    // 300 output tokens against 100: 200 in debt, so the next send waits 2.01 s.
-    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), milliseconds(2010));
+    // 300 output tokens against 100: 200 in debt, so the next send waits for 201 tokens at
+    // 95 tokens per second.
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), milliseconds(2117));
     EXPECT_NEAR(headroom.Snapshot(0, kT0).input_tokens.level, 1000 - 150, 1e-6);
 }
 

@@ -49,6 +49,7 @@ Headroom::Headroom(const config::Config& config, TimePoint now) : burst_(config.
             entry->tokens = Bucket(d.limits.tpm, now);
             entry->input_tokens = Bucket(d.limits.itpm, now);
             entry->output_tokens = Bucket(d.limits.otpm, now);
+            entry->ramps.resize(config.limits.lanes.size());
             entries_[d.index] = std::move(entry);
         }
     }
@@ -62,7 +63,7 @@ TokenBucket Headroom::Bucket(std::int64_t per_minute, TimePoint now) const {
 }
 
 milliseconds Headroom::TryReserve(std::size_t index, const HeadroomCost& cost, double share,
-                                  TimePoint now) {
+                                  TimePoint now, std::size_t lane, double ramp) {
     Entry& e = *entries_[index];
     std::lock_guard lock(e.mutex);
     const bool any_limited = e.requests.Limited() || e.tokens.Limited() ||
@@ -79,7 +80,23 @@ milliseconds Headroom::TryReserve(std::size_t index, const HeadroomCost& cost, d
     need(e.input_tokens, cost.input_tokens);
     // Output is charged after the answer; sending needs a level above the lane's floor.
     if (cost.output) need(e.output_tokens, 1);
+    TokenBucket* ramped = nullptr;
+    if (ramp < 1 && e.requests.Limited() && lane < e.ramps.size()) {
+        // The ramp's bucket follows the deployment's capacity scaled by the ramp, refilling at
+        // the same scaled rate; it starts full when the ramp starts.
+        ramped = &e.ramps[lane];
+        const double capacity = e.requests.Capacity() * ramp;
+        if (!ramped->Limited()) {
+            *ramped = TokenBucket(capacity, RefillPeriod(burst_), now);
+        } else {
+            ramped->Correct(capacity, std::nullopt, now);
+        }
+        wait = std::max(wait, ramped->TimeUntil(cost.requests, now));
+    } else if (lane < e.ramps.size()) {
+        e.ramps[lane] = TokenBucket();  // ramped up: the next ramp starts afresh
+    }
     if (wait > milliseconds(0)) return wait;
+    if (ramped != nullptr) ramped->Take(cost.requests, now);
     e.requests.Take(cost.requests, now);
     e.tokens.Take(cost.tokens, now);
     e.input_tokens.Take(cost.input_tokens, now);

@@ -46,11 +46,13 @@ class Headroom final {
 
     Headroom(const config::Config& config, TimePoint now);
 
-    // Reserves `cost` on deployment `index` when every bucket keeps at least (1 - share) of its
-    // capacity for other lanes afterwards. Returns 0 when reserved; otherwise nothing is taken and
-    // the result says how long until it would fit.
+    // Reserves `cost` on deployment `index` for `lane` when every bucket keeps at least
+    // (1 - share) of its capacity for other lanes afterwards and, while the lane ramps up
+    // (`ramp` < 1), the lane's requests stay within `ramp` of the deployment's request rate.
+    // Returns 0 when reserved; otherwise nothing is taken and the result says how long until it
+    // would fit.
     std::chrono::milliseconds TryReserve(std::size_t index, const HeadroomCost& cost, double share,
-                                         TimePoint now);
+                                         TimePoint now, std::size_t lane = 0, double ramp = 1);
     // A reservation that was not used (the attempt never left): everything goes back.
     void Cancel(std::size_t index, const HeadroomCost& cost, TimePoint now);
     // After an attempt: tokens counted at reservation are reconciled with the usage the provider
@@ -72,6 +74,8 @@ class Headroom final {
         TokenBucket tokens;
         TokenBucket input_tokens;
         TokenBucket output_tokens;
+        // Per lane: its own request bucket at `ramp` of the deployment's, while it ramps up.
+        std::vector<TokenBucket> ramps;
     };
     TokenBucket Bucket(std::int64_t per_minute, TimePoint now) const;
     // `rounding`: the provider rounds `remaining` to this many (Anthropic: input tokens to the

@@ -6,16 +6,19 @@ Lanes::Lanes(const std::vector<config::Lane>& lanes) {
     for (const config::Lane& lane : lanes) lanes_.push_back(std::make_unique<State>(lane));
 }
 
-double Lanes::Share(std::size_t lane, TimePoint now) {
+Lanes::Grant Lanes::Share(std::size_t lane, TimePoint now) {
     State& self = *lanes_[lane];
+    Grant grant;
+    grant.share = self.config.share;
     for (const auto& other : lanes_) {
         if (other->config.share > self.config.share &&
             other->waiting.load(std::memory_order_relaxed) > 0) {
-            return 0;
+            grant.share = 0;
         }
     }
     std::lock_guard lock(self.mutex);
-    return self.config.share * self.ramp.Fraction(now);
+    grant.ramp = self.ramp.Fraction(now);
+    return grant;
 }
 
 bool Lanes::Enqueue(std::size_t lane) {

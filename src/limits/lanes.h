@@ -25,9 +25,14 @@ class Lanes final {
     std::size_t Size() const { return lanes_.size(); }
     const config::Lane& Config(std::size_t lane) const { return lanes_[lane]->config; }
 
-    // The fraction of each bucket `lane` may use at `now`, 0 when a lane with a larger share has
-    // requests waiting. Records the lane's activity (for slow start).
-    double Share(std::size_t lane, TimePoint now);
+    // What `lane` may use at `now`: `share`, the fraction of each bucket (0 while a lane with a
+    // larger share has requests waiting), and `ramp`, the fraction of a deployment's request rate
+    // (below 1 while the lane's slow start ramps up after idleness). Records the lane's activity.
+    struct Grant {
+        double share = 1;
+        double ramp = 1;
+    };
+    Grant Share(std::size_t lane, TimePoint now);
 
     // Takes a place in the lane's queue; false when it is full (the request is shed).
     bool Enqueue(std::size_t lane);

@@ -317,14 +317,15 @@ Reservation ReserveHeadroom(ServerContext& context, const Journey& journey,
                             const std::vector<const config::Deployment*>& order,
                             const std::vector<bool>& excluded, std::size_t preferred,
                             Clock::time_point now, limits::HeadroomCost& cost) {
-    const double share = context.lanes.Share(journey.lane, now);
+    const limits::Lanes::Grant grant = context.lanes.Share(journey.lane, now);
     Reservation result;
     result.wait = milliseconds::max();
     const auto attempt = [&](std::size_t i) {
         const config::Deployment& d = *order[i];
         const limits::HeadroomCost c =
             limits::CostOf(d.provider, journey.input_estimate, journey.request.max_tokens);
-        const milliseconds wait = context.headroom.TryReserve(d.index, c, share, now);
+        const milliseconds wait =
+            context.headroom.TryReserve(d.index, c, grant.share, now, journey.lane, grant.ramp);
         if (wait == milliseconds(0)) {
             cost = c;
             result.index = i;

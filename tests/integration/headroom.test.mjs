@@ -155,3 +155,29 @@ test('burst figure: self-throttling and lanes on vs off', async () => {
   assert.ok(without.upstream_429 >= 10, `upstream 429s without throttling: ${without.upstream_429}`);
   assert.ok(without.upstream_429 > 5 * Math.max(1, withLanes.upstream_429));
 });
+
+test('a lane with slow start ramps its request rate up after idleness', async () => {
+  await setLimits({ rpm: 600 });
+  const gateway = await gatewayFor(`limits:
+  lanes:
+    - {name: interactive, share: 1}
+    - {name: batch, share: 0.5}
+    - {name: backfill, share: 0.5, slow_start_ms: 4000}`, { models: ', limits: {rpm: 600}' });
+  try {
+    const spread = async (lane) => {
+      await mock.reset();
+      await Promise.all(Array.from({ length: 8 }, () => chat(gateway, lane, 10000)));
+      const times = (await mock.stats()).requests.map((r) => r.t_ms);
+      return Math.max(...times) - Math.min(...times);
+    };
+    // Without a ramp, 5 go at once (half the bucket of 10) and the rest at 10 per second.
+    const batch = await spread('batch');
+    // With one, the lane starts at 10 % of the rate (1 per second) and grows over 4 s.
+    const backfill = await spread('backfill');
+    console.log(`# 8 requests spread over: batch ${batch.toFixed(0)} ms, backfill ${backfill.toFixed(0)} ms`);
+    assert.ok(batch < 1000, `batch took ${batch} ms`);
+    assert.ok(backfill >= 1500, `backfill took ${backfill} ms`);
+  } finally {
+    await gateway.stop();
+  }
+});

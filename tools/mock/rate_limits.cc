@@ -16,13 +16,13 @@ namespace json = boost::json;
 using std::chrono::milliseconds;
 namespace {
 
-// Static values of an unlimited dimension: plausible, like a high OpenAI tier...
-constexpr std::int64_t kLimitRequests = 10'000;
-constexpr std::int64_t kLimitTokens = 30'000'000;
-// ...and Anthropic's tier 4 per minute.
-constexpr std::int64_t kAnthropicLimitRequests = 4'000;
-constexpr std::int64_t kAnthropicLimitInputTokens = 2'000'000;
-constexpr std::int64_t kAnthropicLimitOutputTokens = 400'000;
+// Static values of an unlimited dimension: per-minute limits no client of the mock reaches, so a
+// gateway that throttles itself by the headers never throttles a benchmark.
+constexpr std::int64_t kLimitRequests = 100'000'000;
+constexpr std::int64_t kLimitTokens = 100'000'000'000;
+constexpr std::int64_t kAnthropicLimitRequests = 100'000'000;
+constexpr std::int64_t kAnthropicLimitInputTokens = 100'000'000'000;
+constexpr std::int64_t kAnthropicLimitOutputTokens = 100'000'000'000;
 
 constexpr std::int64_t kMaxLimit = 1'000'000'000'000;
 constexpr double kMaxNumber = static_cast<double>(kMaxLimit);

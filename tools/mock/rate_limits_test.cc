@@ -80,24 +80,25 @@ TEST(RateLimits, UnlimitedGivesTheStaticHeaders) {
     }
     std::string out;
     AppendRateLimitHeaders(out, limits.Snapshot(1000, t0));
-    EXPECT_EQ(out,
-              "x-ratelimit-limit-requests: 10000\r\nx-ratelimit-remaining-requests: 9999\r\n"
-              "x-ratelimit-reset-requests: 6ms\r\nx-ratelimit-limit-tokens: 30000000\r\n"
-              "x-ratelimit-remaining-tokens: 29999000\r\nx-ratelimit-reset-tokens: 2ms\r\n");
+    EXPECT_EQ(
+        out,
+        "x-ratelimit-limit-requests: 100000000\r\nx-ratelimit-remaining-requests: 99999999\r\n"
+        "x-ratelimit-reset-requests: 6ms\r\nx-ratelimit-limit-tokens: 100000000000\r\n"
+        "x-ratelimit-remaining-tokens: 99999999000\r\nx-ratelimit-reset-tokens: 2ms\r\n");
     out.clear();
     AppendAnthropicRateLimitHeaders(out, limits.AnthropicSnapshot(1400, t0, kWall));
     EXPECT_EQ(out,
-              "anthropic-ratelimit-requests-limit: 4000\r\n"
-              "anthropic-ratelimit-requests-remaining: 3999\r\n"
+              "anthropic-ratelimit-requests-limit: 100000000\r\n"
+              "anthropic-ratelimit-requests-remaining: 99999999\r\n"
               "anthropic-ratelimit-requests-reset: 2015-10-21T07:28:01Z\r\n"
-              "anthropic-ratelimit-input-tokens-limit: 2000000\r\n"
-              "anthropic-ratelimit-input-tokens-remaining: 1999000\r\n"
+              "anthropic-ratelimit-input-tokens-limit: 100000000000\r\n"
+              "anthropic-ratelimit-input-tokens-remaining: 99999999000\r\n"
               "anthropic-ratelimit-input-tokens-reset: 2015-10-21T07:28:01Z\r\n"
-              "anthropic-ratelimit-output-tokens-limit: 400000\r\n"
-              "anthropic-ratelimit-output-tokens-remaining: 400000\r\n"
+              "anthropic-ratelimit-output-tokens-limit: 100000000000\r\n"
+              "anthropic-ratelimit-output-tokens-remaining: 100000000000\r\n"
               "anthropic-ratelimit-output-tokens-reset: 2015-10-21T07:28:01Z\r\n"
-              "anthropic-ratelimit-tokens-limit: 2400000\r\n"
-              "anthropic-ratelimit-tokens-remaining: 2399000\r\n"
+              "anthropic-ratelimit-tokens-limit: 200000000000\r\n"
+              "anthropic-ratelimit-tokens-remaining: 199999999000\r\n"
               "anthropic-ratelimit-tokens-reset: 2015-10-21T07:28:01Z\r\n");
 }
 

@@ -150,25 +150,40 @@ TEST(HeadroomTest, AnthropicOutputIsChargedAfterTheAnswer) {
 TEST(LanesTest, ALaneYieldsWhileOneWithALargerShareWaits) {
     Lanes lanes(
         {{"interactive", 1.0, 2, milliseconds(0), 0}, {"batch", 0.5, 1, milliseconds(0), 0}});
-    EXPECT_DOUBLE_EQ(lanes.Share(1, kT0), 0.5);
+    EXPECT_DOUBLE_EQ(lanes.Share(1, kT0).share, 0.5);
     ASSERT_TRUE(lanes.Enqueue(0));
-    EXPECT_DOUBLE_EQ(lanes.Share(1, kT0), 0);
-    EXPECT_DOUBLE_EQ(lanes.Share(0, kT0), 1.0);
+    EXPECT_DOUBLE_EQ(lanes.Share(1, kT0).share, 0);
+    EXPECT_DOUBLE_EQ(lanes.Share(0, kT0).share, 1.0);
     ASSERT_TRUE(lanes.Enqueue(0));
     EXPECT_FALSE(lanes.Enqueue(0));  // queue of 2 is full
     lanes.Dequeue(0);
     lanes.Dequeue(0);
-    EXPECT_DOUBLE_EQ(lanes.Share(1, kT0), 0.5);
+    EXPECT_DOUBLE_EQ(lanes.Share(1, kT0).share, 0.5);
     ASSERT_TRUE(lanes.Enqueue(1));
     EXPECT_FALSE(lanes.Enqueue(1));
     EXPECT_EQ(lanes.Waiting(1), 1);
 }
 
-TEST(LanesTest, SlowStartRampsALanesShare) {
+TEST(LanesTest, SlowStartRampsALanesRate) {
     Lanes lanes({{"backfill", 0.5, 10, milliseconds(10'000), 0}});
-    EXPECT_NEAR(lanes.Share(0, kT0), 0.05, 1e-9);
-    EXPECT_NEAR(lanes.Share(0, kT0 + milliseconds(5'000)), 0.5 * 0.55, 1e-9);
-    EXPECT_NEAR(lanes.Share(0, kT0 + milliseconds(10'000)), 0.5, 1e-9);
+    EXPECT_NEAR(lanes.Share(0, kT0).ramp, 0.1, 1e-9);
+    EXPECT_NEAR(lanes.Share(0, kT0 + milliseconds(5'000)).ramp, 0.55, 1e-9);
+    EXPECT_NEAR(lanes.Share(0, kT0 + milliseconds(10'000)).ramp, 1.0, 1e-9);
+    EXPECT_DOUBLE_EQ(lanes.Share(0, kT0 + milliseconds(10'000)).share, 0.5);
+}
+
+TEST(HeadroomTest, ARampingLaneSendsAtItsFractionOfTheRequestRate) {
+    config::Config config = OneDeployment(config::Provider::kOpenAi, {.rpm = 600});
+    Headroom headroom(config, kT0);  // 10 per 1053 ms
+    const HeadroomCost cost = CostOf(config::Provider::kOpenAi, 1, 0);
+    // At 20 % of the rate: a bucket of 2 that refills 2 per 1053 ms.
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0, 0, 0.2), milliseconds(0));
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0, 0, 0.2), milliseconds(0));
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0, 0, 0.2), milliseconds(527));
+    // Another lane (not ramping) still has the rest of the deployment's bucket.
+    int other = 0;
+    while (headroom.TryReserve(0, cost, 1.0, kT0, 1, 1.0) == milliseconds(0)) ++other;
+    EXPECT_EQ(other, 8);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@ Lanes::Grant Lanes::Share(std::size_t lane, TimePoint now) {
             grant.share = 0;
         }
     }
+    if (self.config.slow_start.count() == 0) return grant;  // no ramp: no lock on the hot path
     std::lock_guard lock(self.mutex);
     grant.ramp = self.ramp.Fraction(now);
     return grant;

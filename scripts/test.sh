@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets everything up and runs the whole test suite: lint; the unit tests (which include the
 # concurrency stress tests of shared state) under ThreadSanitizer; then unit, integration and
-# end-to-end tests in the dev build and again with ASan + UBSan.
+# end-to-end tests in the dev build and again with ASan + UBSan; and the release build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,3 +18,7 @@ for preset in dev asan; do
     echo "== $preset: test"
     ctest --preset "$preset"
 done
+# The optimised build that scripts/run.sh serves from: it must compile warning-free too.
+echo "== release: build"
+cmake --preset release >/dev/null
+cmake --build build/release -j"$(nproc)" --target switchyard switchyard-mock

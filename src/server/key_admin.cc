@@ -1,5 +1,7 @@
 #include "server/key_admin.h"
 
+#include <fmt/format.h>
+
 #include <boost/json.hpp>
 #include <cmath>
 
@@ -49,8 +51,7 @@ bool ReadCount(const boost::json::object& o, std::string_view name, std::int64_t
     if (!number || *number < 0 || *number > static_cast<double>(max) ||
         std::floor(*number) != *number) {
         error = {core::ErrorKind::kInvalidRequest,
-                 "'" + std::string(name) + "' must be a whole number from 0 to " +
-                     std::to_string(max) + ".",
+                 fmt::format("'{}' must be a whole number from 0 to {}.", name, max),
                  std::string(name)};
         return false;
     }

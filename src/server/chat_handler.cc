@@ -50,7 +50,7 @@ core::LocalError UnknownModel(const config::Config& config, std::string_view mod
             "model"};
 }
 
-std::optional<std::string_view> HeaderValue(const http::response_header<>& header,
+std::optional<std::string_view> HeaderValue(const upstream::ResponseHeader& header,
                                             std::string_view name) {
     const auto it = header.find(name);
     if (it == header.end()) return std::nullopt;
@@ -80,7 +80,7 @@ struct AttemptEnd {
     bool answered = false;  // a response went downstream: success, or a committed stream
     policy::Outcome outcome;
     unsigned status = 0;  // 0: no HTTP answer
-    std::optional<http::response_header<>> header;
+    std::optional<upstream::ResponseHeader> header;
     std::string body;            // an upstream error body
     core::LocalError transport;  // what went wrong when there was no HTTP answer
     std::optional<milliseconds> time_to_first_byte;
@@ -204,6 +204,7 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
     }
     end.status = header.result_int();
     std::vector<policy::HeaderField> rate_limit_fields;
+    rate_limit_fields.reserve(12);  // both providers send at most 12
     for (const auto& field : header) {
         const std::string_view name = field.name_string();
         if ((name.size() > 12 && beast::iequals(name.substr(0, 12), "x-ratelimit-")) ||
@@ -251,8 +252,9 @@ asio::awaitable<void> RunAttempt(RequestContext& ctx, Journey& journey,
         co_return;
     }
     std::string body;
-    const bool read =
-        co_await call.ReadAll(body, success ? kMaxUpstreamBody : kMaxUpstreamErrorBody);
+    const std::size_t limit = success ? kMaxUpstreamBody : kMaxUpstreamErrorBody;
+    bool read = call.TakeBuffered(body, limit);
+    if (!read) read = co_await call.ReadAll(body, limit);
     if (!read) {
         end.status = 0;
         end.transport = call.Error();

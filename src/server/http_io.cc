@@ -1,5 +1,7 @@
 #include "server/http_io.h"
 
+#include <fmt/format.h>
+
 #include <array>
 
 #include "api/anthropic_wire.h"
@@ -13,33 +15,43 @@ api::LocalReply RenderLocalError(const RequestContext& ctx, const core::LocalErr
                                              : api::RenderOpenAiError(error);
 }
 
+void AppendHeader(std::string& lines, std::string_view name, std::string_view value) {
+    lines.append(name).append(": ").append(value).append("\r\n");
+}
+
 asio::awaitable<bool> WriteResponse(RequestContext& ctx, Response& response) {
-    ctx.record.status = response.result_int();
-    // The header is serialised here in one pass: Beast's generic serializer costs several times
-    // more CPU per response than this, and the body goes out in the same write.
-    std::string head;
-    head.reserve(512);
-    head.append("HTTP/1.1 ").append(std::to_string(response.result_int())).push_back(' ');
-    head.append(response.reason().empty()
-                    ? std::string_view(http::obsolete_reason(response.result()))
-                    : std::string_view(response.reason()));
-    head.append("\r\n");
+    std::string lines;
+    lines.reserve(512);
     for (const auto& field : response.base()) {
         const std::string_view name = field.name_string();
         if (beast::iequals(name, "content-length") || beast::iequals(name, "connection") ||
             beast::iequals(name, "transfer-encoding")) {
             continue;
         }
-        head.append(name).append(": ").append(std::string_view(field.value())).append("\r\n");
+        AppendHeader(lines, name, field.value());
     }
-    head.append("Server: switchyard\r\nContent-Length: ")
-        .append(std::to_string(response.body().size()))
+    co_return co_await WriteAnswer(ctx, response.result_int(), lines, response.body());
+}
+
+asio::awaitable<bool> WriteAnswer(RequestContext& ctx, unsigned status, std::string& lines,
+                                  std::string_view body) {
+    ctx.record.status = status;
+    // The header is serialised by hand in one pass: Beast's generic serializer costs several
+    // times more CPU per response, and the body goes out in the same write.
+    std::array<char, 64> status_line;
+    const std::string_view reason = http::obsolete_reason(static_cast<http::status>(status));
+    const auto line_end = fmt::format_to_n(status_line.data(), status_line.size(),
+                                           "HTTP/1.1 {} {}\r\n", status, reason);
+    lines.append("Server: switchyard\r\nContent-Length: ")
+        .append(std::to_string(body.size()))
         .append(ctx.keep_alive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n");
-    const std::array<asio::const_buffer, 2> buffers{asio::buffer(head),
-                                                    asio::buffer(response.body())};
+    const std::array<asio::const_buffer, 3> buffers{
+        asio::buffer(status_line.data(),
+                     static_cast<std::size_t>(line_end.out - status_line.data())),
+        asio::buffer(lines), asio::buffer(body)};
     // A small answer fits the socket buffer and is written at once; arming a timer for it would
     // cost a timer syscall per request. Large ones get the write timeout.
-    const bool large = response.body().size() > kUntimedWriteBytes;
+    const bool large = body.size() > kUntimedWriteBytes;
     if (large)
         ctx.watch.Arm(ctx.stream.socket(), ctx.Context().clock.Now() + kDownstreamWriteTimeout);
     auto [ec, written] = co_await asio::async_write(ctx.stream, buffers, kTuple);

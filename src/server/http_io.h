@@ -14,6 +14,15 @@ using Response = http::response<http::string_body>;
 // bytes in the request's record. False when the client is gone.
 asio::awaitable<bool> WriteResponse(RequestContext& ctx, Response& response);
 
+// Appends one header line, "name: value\r\n".
+void AppendHeader(std::string& lines, std::string_view name, std::string_view value);
+
+// The same as WriteResponse for a header given as lines (AppendHeader), without building a
+// field container: `lines` gets Server, Content-Length and Connection appended and is written
+// with the status line and `body` in one write.
+asio::awaitable<bool> WriteAnswer(RequestContext& ctx, unsigned status, std::string& lines,
+                                  std::string_view body);
+
 // `error` in the client's wire format (OpenAI or Anthropic envelope).
 api::LocalReply RenderLocalError(const RequestContext& ctx, const core::LocalError& error);
 

@@ -1,5 +1,7 @@
 #include "server/relay.h"
 
+#include <fmt/format.h>
+
 #include <boost/json.hpp>
 #include <optional>
 
@@ -48,36 +50,57 @@ std::string TranslateBody(std::string_view body, unsigned status, api::Wire from
                                       : api::OpenAiResponseToAnthropic(parsed.get_object()));
 }
 
-void SetServedHeaders(const RequestContext& ctx, http::fields& fields) {
-    fields.set("x-switchyard-model-group", ctx.model_group);
-    fields.set("x-switchyard-deployment", ctx.deployment);
-    fields.set("x-switchyard-model", ctx.model);
-    fields.set("x-switchyard-attempts", std::to_string(ctx.record.attempts));
-    fields.set("x-switchyard-fallback-depth", std::to_string(ctx.record.fallback_depth));
+namespace {
+
+// Calls `set(name, value)` for each header that says who served.
+template <class Set>
+void ForEachServedHeader(const RequestContext& ctx, Set set) {
+    set("x-switchyard-model-group", ctx.model_group);
+    set("x-switchyard-deployment", ctx.deployment);
+    set("x-switchyard-model", ctx.model);
+    char digits[2][16];
+    const auto attempts = fmt::format_to_n(digits[0], sizeof digits[0], "{}", ctx.record.attempts);
+    const auto depth =
+        fmt::format_to_n(digits[1], sizeof digits[1], "{}", ctx.record.fallback_depth);
+    set("x-switchyard-attempts", std::string_view(digits[0], attempts.out - digits[0]));
+    set("x-switchyard-fallback-depth", std::string_view(digits[1], depth.out - digits[1]));
     if (!ctx.upstream_request_id.empty()) {
-        fields.set("x-request-id", ctx.upstream_request_id);
-        fields.set("x-switchyard-upstream-request-id", ctx.upstream_request_id);
+        set("x-request-id", ctx.upstream_request_id);
+        set("x-switchyard-upstream-request-id", ctx.upstream_request_id);
     }
 }
 
+}  // namespace
+
+void SetServedHeaders(const RequestContext& ctx, http::fields& fields) {
+    ForEachServedHeader(
+        ctx, [&](std::string_view name, std::string_view value) { fields.set(name, value); });
+}
+
 asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
-                                          const http::response_header<>& header, std::string& body,
+                                          const upstream::ResponseHeader& header, std::string& body,
                                           api::Wire upstream) {
-    Response response{header.result(), 11};
+    // The hot path of every JSON answer: header lines go straight into one string.
+    std::string lines;
+    lines.reserve(512);
     const std::string_view content_type = header[http::field::content_type];
-    response.set(http::field::content_type,
-                 content_type.empty() ? std::string_view("application/json") : content_type);
     if (ctx.wire != upstream) {
         body = TranslateBody(body, header.result_int(), upstream, ctx.wire);
-        response.set(http::field::content_type, "application/json");
+        AppendHeader(lines, "Content-Type", "application/json");
+    } else {
+        AppendHeader(lines, "Content-Type",
+                     content_type.empty() ? std::string_view("application/json") : content_type);
     }
     for (std::string_view name : kPassThroughHeaders) {
-        if (const auto it = header.find(name); it != header.end()) response.set(name, it->value());
+        if (const auto it = header.find(name); it != header.end()) {
+            AppendHeader(lines, name, it->value());
+        }
     }
-    SetServedHeaders(ctx, response);
+    ForEachServedHeader(ctx, [&](std::string_view name, std::string_view value) {
+        AppendHeader(lines, name, value);
+    });
     if (header.result() == http::status::ok) NoteUsage(ctx, body);
-    response.body() = std::move(body);
-    co_await WriteResponse(ctx, response);
+    co_await WriteAnswer(ctx, header.result_int(), lines, body);
 }
 
 namespace {

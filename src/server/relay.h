@@ -19,7 +19,7 @@ std::string TranslateBody(std::string_view body, unsigned status, api::Wire from
 // its status, content type and body — translated to the client's API when the deployment speaks
 // the other one — retry-after passed through, the served headers added.
 asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
-                                          const http::response_header<>& header, std::string& body,
+                                          const upstream::ResponseHeader& header, std::string& body,
                                           api::Wire upstream);
 
 // How a stream is relayed.

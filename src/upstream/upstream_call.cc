@@ -64,7 +64,8 @@ asio::awaitable<boost::system::error_code> UpstreamCall::Exchange(Stream& stream
                                                     asio::buffer(request_body_)};
     auto [write_ec, written] = co_await asio::async_write(stream, buffers, kTuple);
     if (write_ec) co_return TimedOut(write_ec);
-    parser_.emplace();
+    parser_.emplace(std::piecewise_construct, std::make_tuple(),
+                    std::make_tuple(ResponseAllocator(&arena_)));
     parser_->body_limit(kMaxResponseBytes);
     parser_->header_limit(kMaxHeaderBytes);
     auto [read_ec, read] =
@@ -149,6 +150,29 @@ asio::awaitable<std::size_t> UpstreamCall::ReadSome(char* buffer, std::size_t si
         co_return 0;
     }
     co_return size - parser_->get().body().size;
+}
+
+bool UpstreamCall::TakeBuffered(std::string& body, std::size_t max_bytes) {
+    if (failed_ || !parser_ || !connection_) return false;
+    if (parser_->is_done()) {
+        body.clear();
+        return true;
+    }
+    beast::flat_buffer& buffer = connection_->buffer;
+    const auto length = parser_->content_length();
+    if (!length || *length > max_bytes || *length > buffer.size()) return false;
+    body.resize(static_cast<std::size_t>(*length));
+    auto& target = parser_->get().body();
+    target.data = body.data();
+    target.size = body.size();
+    target.more = true;
+    boost::system::error_code ec;
+    buffer.consume(parser_->put(buffer.data(), ec));
+    if (ec || !parser_->is_done()) {
+        Fail("the response body", ec ? ec : make_error_code(http::error::partial_message));
+        return false;
+    }
+    return true;
 }
 
 asio::awaitable<bool> UpstreamCall::ReadAll(std::string& body, std::size_t max_bytes) {

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <memory>
+#include <memory_resource>
 #include <optional>
 #include <string>
 
@@ -12,6 +14,42 @@
 #include "upstream/connection_pool.h"
 
 namespace switchyard::upstream {
+
+// Allocates from a memory resource (an exchange's arena). A copy of a container using it
+// allocates from the heap instead, so the copy may outlive the arena.
+template <class T>
+class ArenaAllocator {
+  public:
+    using value_type = T;
+    using propagate_on_container_move_assignment = std::true_type;
+
+    explicit ArenaAllocator(std::pmr::memory_resource* resource) noexcept : resource_(resource) {}
+    template <class U>
+    ArenaAllocator(const ArenaAllocator<U>& other) noexcept : resource_(other.Resource()) {}
+
+    T* allocate(std::size_t n) {
+        return static_cast<T*>(resource_->allocate(n * sizeof(T), alignof(T)));
+    }
+    void deallocate(T* p, std::size_t n) noexcept {
+        resource_->deallocate(p, n * sizeof(T), alignof(T));
+    }
+    ArenaAllocator select_on_container_copy_construction() const noexcept {
+        return ArenaAllocator(std::pmr::new_delete_resource());
+    }
+    std::pmr::memory_resource* Resource() const noexcept { return resource_; }
+    template <class U>
+    bool operator==(const ArenaAllocator<U>& other) const noexcept {
+        return resource_ == other.Resource();
+    }
+
+  private:
+    std::pmr::memory_resource* resource_;
+};
+
+// An upstream response header. Its fields live in the exchange's arena (one allocation for all of
+// them instead of one per field); a copy allocates normally, so it may outlive the exchange.
+using ResponseAllocator = ArenaAllocator<char>;
+using ResponseHeader = http::response_header<http::basic_fields<ResponseAllocator>>;
 
 // One HTTP exchange with one deployment (an attempt's transport): send the request, read the
 // response header, then the body whole or piece by piece. A keep-alive connection that turns out
@@ -34,11 +72,16 @@ class UpstreamCall final {
     asio::awaitable<bool> Start(const config::Deployment& deployment,
                                 const providers::UpstreamRequest& request, Timeouts timeouts);
 
-    const http::response_header<>& Header() const { return parser_->get().base(); }
+    const ResponseHeader& Header() const { return parser_->get().base(); }
     bool Done() const { return parser_->is_done(); }
 
     // Reads the rest of the body into `body` (limit `max_bytes`). False on failure.
     asio::awaitable<bool> ReadAll(std::string& body, std::size_t max_bytes);
+
+    // The common case without waiting: a body of known length that arrived whole with its header
+    // is taken from the connection's buffer into `body`. False when it did not (ReadAll then
+    // reads it, or reports the failure this found).
+    bool TakeBuffered(std::string& body, std::size_t max_bytes);
 
     // Reads the next body bytes into `buffer` (at most `size`); returns how many, 0 with Done()
     // at the end. On failure returns 0 with `Error()` set and Done() false.
@@ -73,7 +116,10 @@ class UpstreamCall final {
     std::string request_head_;       // serialised request line and headers
     std::string_view request_body_;  // the UpstreamRequest's body
     std::unique_ptr<Connection> connection_;
-    std::optional<http::response_parser<http::buffer_body>> parser_;
+    // Declared before the parser that allocates from it.
+    std::array<std::byte, 2048> arena_buffer_;
+    std::pmr::monotonic_buffer_resource arena_{arena_buffer_.data(), arena_buffer_.size()};
+    std::optional<http::response_parser<http::buffer_body, ResponseAllocator>> parser_;
     core::LocalError error_;
     bool failed_ = false;
     Failure failure_ = Failure::kNone;

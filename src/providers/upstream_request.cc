@@ -15,10 +15,12 @@ bool Overridden(const api::RequestOverrides& overrides) {
 
 void CommonHeaders(const api::ChatRequest& request, const api::RequestOverrides& overrides,
                    UpstreamRequest& out) {
+    static const std::string user_agent = std::string("switchyard/") + kVersion;
     const bool stream = request.stream || overrides.stream_upstream;
+    out.headers.reserve(5);
     out.headers.emplace_back("content-type", "application/json");
     out.headers.emplace_back("accept", stream ? "text/event-stream" : "application/json");
-    out.headers.emplace_back("user-agent", std::string("switchyard/") + kVersion);
+    out.headers.emplace_back("user-agent", user_agent);
 }
 
 UpstreamRequest OpenAiRequest(const config::Deployment& deployment, const api::ChatRequest& request,
@@ -34,7 +36,7 @@ UpstreamRequest OpenAiRequest(const config::Deployment& deployment, const api::C
     }
     CommonHeaders(request, overrides, out);
     if (!deployment.api_key.Empty()) {
-        out.headers.emplace_back("authorization", "Bearer " + deployment.api_key.Reveal());
+        out.authorization = "Bearer " + deployment.api_key.Reveal();
     }
     return out;
 }

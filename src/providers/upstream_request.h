@@ -17,7 +17,9 @@ namespace switchyard::providers {
 // for this deployment (`rendered`) or the client's bytes, shared across attempts (`shared`).
 struct UpstreamRequest {
     std::string target;
-    std::vector<std::pair<std::string, std::string>> headers;
+    // Names and values that outlive the request (literals and the config's strings).
+    std::vector<std::pair<std::string_view, std::string_view>> headers;
+    std::string authorization;  // `Authorization` value, when the deployment has an OpenAI key
     std::string rendered;
     const std::string* shared = nullptr;
 

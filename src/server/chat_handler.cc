@@ -546,15 +546,16 @@ asio::awaitable<void> Serve(RequestContext& ctx);
 
 }  // namespace
 
+// Plain functions returning Serve's coroutine: no frame of their own on the request path.
 asio::awaitable<void> ServeChat(RequestContext& ctx) {
     ctx.record.route = "chat";
-    co_await Serve(ctx);
+    return Serve(ctx);
 }
 
 asio::awaitable<void> ServeMessages(RequestContext& ctx) {
     ctx.record.route = "messages";
     ctx.wire = api::Wire::kAnthropic;
-    co_await Serve(ctx);
+    return Serve(ctx);
 }
 
 namespace {

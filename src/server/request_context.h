@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "api/openai_chat.h"
+#include "core/arena_allocator.h"
 #include "core/asio.h"
 #include "observe/request_record.h"
 #include "server/server_context.h"
@@ -13,7 +14,9 @@
 
 namespace switchyard::server {
 
-using Request = http::request<http::string_body>;
+// A downstream request; its header fields live in the session's per-request arena.
+using RequestAllocator = core::ArenaAllocator<char>;
+using Request = http::request<http::string_body, http::basic_fields<RequestAllocator>>;
 
 // One downstream request on its way through a handler: the connection it arrived on and what
 // will be recorded about it when it ends. Owned by the session coroutine.

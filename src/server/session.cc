@@ -10,6 +10,8 @@ namespace {
 
 constexpr std::uint32_t kMaxRequestHeaderBytes = 64 * 1024;
 
+using RequestParser = http::request_parser<http::string_body, RequestAllocator>;
+
 struct Route {
     std::string_view path;
     http::verb method;
@@ -125,8 +127,7 @@ void Finish(RequestContext& ctx) {
 
 // Answers a request that could not be read whole; the connection closes afterwards.
 asio::awaitable<void> RejectUnreadable(Worker& worker, beast::tcp_stream& stream,
-                                       upstream::Watch& watch,
-                                       const http::request_parser<http::string_body>& parser,
+                                       upstream::Watch& watch, const RequestParser& parser,
                                        const boost::system::error_code& ec,
                                        std::chrono::steady_clock::time_point start) {
     core::LocalError error;
@@ -166,6 +167,7 @@ asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
     beast::flat_buffer buffer;
     bool lingering_close = false;
     upstream::Watch watch(worker->watchdog);
+    std::array<std::byte, 1024> arena_buffer;
 
     for (;;) {
         handle->busy = false;
@@ -180,7 +182,10 @@ asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
         }
         handle->busy = true;
         const auto start = context.clock.Now();
-        http::request_parser<http::string_body> parser;
+        // The request's header fields take one arena instead of an allocation each.
+        std::pmr::monotonic_buffer_resource arena(arena_buffer.data(), arena_buffer.size());
+        RequestParser parser(std::piecewise_construct, std::make_tuple(),
+                             std::make_tuple(RequestAllocator(&arena)));
         parser.body_limit(limits.max_body_bytes);
         parser.header_limit(kMaxRequestHeaderBytes);
         watch.Arm(stream.socket(), start + limits.header_timeout);

@@ -87,6 +87,9 @@ asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,
     for (const auto& [name, value] : request.headers) {
         request_head_.append(name).append(": ").append(value).append("\r\n");
     }
+    if (!request.authorization.empty()) {
+        request_head_.append("authorization: ").append(request.authorization).append("\r\n");
+    }
     request_head_.append("Content-Length: ")
         .append(std::to_string(request_body_.size()))
         .append("\r\n\r\n");

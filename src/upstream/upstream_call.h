@@ -8,6 +8,7 @@
 #include <string>
 
 #include "config/config.h"
+#include "core/arena_allocator.h"
 #include "core/asio.h"
 #include "core/error.h"
 #include "providers/upstream_request.h"
@@ -15,40 +16,9 @@
 
 namespace switchyard::upstream {
 
-// Allocates from a memory resource (an exchange's arena). A copy of a container using it
-// allocates from the heap instead, so the copy may outlive the arena.
-template <class T>
-class ArenaAllocator {
-  public:
-    using value_type = T;
-    using propagate_on_container_move_assignment = std::true_type;
-
-    explicit ArenaAllocator(std::pmr::memory_resource* resource) noexcept : resource_(resource) {}
-    template <class U>
-    ArenaAllocator(const ArenaAllocator<U>& other) noexcept : resource_(other.Resource()) {}
-
-    T* allocate(std::size_t n) {
-        return static_cast<T*>(resource_->allocate(n * sizeof(T), alignof(T)));
-    }
-    void deallocate(T* p, std::size_t n) noexcept {
-        resource_->deallocate(p, n * sizeof(T), alignof(T));
-    }
-    ArenaAllocator select_on_container_copy_construction() const noexcept {
-        return ArenaAllocator(std::pmr::new_delete_resource());
-    }
-    std::pmr::memory_resource* Resource() const noexcept { return resource_; }
-    template <class U>
-    bool operator==(const ArenaAllocator<U>& other) const noexcept {
-        return resource_ == other.Resource();
-    }
-
-  private:
-    std::pmr::memory_resource* resource_;
-};
-
 // An upstream response header. Its fields live in the exchange's arena (one allocation for all of
 // them instead of one per field); a copy allocates normally, so it may outlive the exchange.
-using ResponseAllocator = ArenaAllocator<char>;
+using ResponseAllocator = core::ArenaAllocator<char>;
 using ResponseHeader = http::response_header<http::basic_fields<ResponseAllocator>>;
 
 // One HTTP exchange with one deployment (an attempt's transport): send the request, read the

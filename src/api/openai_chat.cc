@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 
+#include "api/chat_scan.h"
 #include "api/translate.h"
 
 namespace switchyard::api {
@@ -33,6 +34,16 @@ std::optional<std::vector<std::string>> NameList(const boost::json::value& list,
 }  // namespace
 
 std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view body) {
+    if (const std::optional<ChatScan> scan = ScanChatRequest(body)) {
+        // The plain case, without a document: most requests go upstream as they came.
+        ChatRequest request;
+        request.model = std::string(scan->model);
+        request.stream = scan->stream;
+        request.include_usage = scan->include_usage;
+        request.max_tokens = scan->max_tokens;
+        request.raw = body;
+        return request;
+    }
     boost::system::error_code ec;
     // A monotonic arena owned by the parsed value: a handful of block allocations instead of one
     // per JSON node, on every request.
@@ -101,6 +112,12 @@ std::variant<ChatRequest, core::LocalError> ChatRequestFromCanonical(boost::json
 std::string RenderUpstreamBody(const ChatRequest& request, std::string_view model,
                                const RequestOverrides& overrides) {
     boost::json::value copy = request.body;
+    if (copy.is_null()) {
+        // Only scanned so far: the document is built now, for the rewrite.
+        boost::system::error_code ec;
+        copy = boost::json::parse(request.raw, ec);
+        if (ec || !copy.is_object()) return std::string(request.raw);  // not ours to fix
+    }
     boost::json::object& object = copy.get_object();
     object["model"] = model;
     object.erase("models");

@@ -21,7 +21,10 @@ enum class Wire { kOpenAi, kAnthropic };
 struct ChatRequest {
     Wire wire = Wire::kOpenAi;     // the client's API
     boost::json::object original;  // Anthropic clients: their request, gateway fields removed
-    boost::json::value body;       // the parsed request, kept for rewriting
+    // The parsed request, kept for rewriting; null when it was only scanned (see `raw`).
+    boost::json::value body;
+    // The client's bytes when `body` was not built: parsed on demand. Must outlive the request.
+    std::string_view raw;
     std::string model;  // the model group the client named (models[0] when `models` is used)
     bool stream = false;
     bool include_usage = false;   // stream_options.include_usage
@@ -40,7 +43,8 @@ struct RequestOverrides {
     bool stream_upstream = false;
 };
 
-// Scans an OpenAI chat completions body. Errors: kMalformedJson (not JSON / not an object),
+// Scans an OpenAI chat completions body (`body` must outlive the result: a plain request is only
+// scanned and keeps a view of it). Errors: kMalformedJson (not JSON / not an object),
 // kModelNotFound (no string `model` and no `models`), kInvalidRequest (`stream` not a boolean,
 // `models` / `fallbacks` not arrays of strings).
 std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view body);

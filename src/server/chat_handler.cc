@@ -564,15 +564,16 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
     ServerContext& context = ctx.Context();
     const config::Config& config = ctx.Config();
     ctx.record.bytes_in = ctx.request.body().size();
+    // Owned here for the whole request: the parsed request may keep a view of it.
+    const std::string client_body = std::move(ctx.request.body());
     if (const int retry_count = HeaderInt(ctx.request, "x-stainless-retry-count");
         retry_count > 0) {
         // A client SDK retrying on top of the gateway: retries in two layers multiply load.
         ctx.record.client_retry_count = retry_count;
         context.metrics.CountClientRetry();
     }
-    auto parsed = ctx.wire == api::Wire::kAnthropic
-                      ? api::ParseAnthropicMessages(ctx.request.body())
-                      : api::ParseOpenAiChat(ctx.request.body());
+    auto parsed = ctx.wire == api::Wire::kAnthropic ? api::ParseAnthropicMessages(client_body)
+                                                    : api::ParseOpenAiChat(client_body);
     if (auto* error = std::get_if<core::LocalError>(&parsed)) {
         if (error->kind == core::ErrorKind::kModelNotFound) *error = UnknownModel(config, "");
         co_await WriteLocalError(ctx, *error);
@@ -590,7 +591,7 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
 
     // The client key: who is asking, which groups it may use, its RPM, TPM and monthly budget.
     // Without configured keys the gateway is open; the master key is never limited.
-    const std::int64_t input_estimate = api::EstimateInputTokens(ctx.request.body());
+    const std::int64_t input_estimate = api::EstimateInputTokens(client_body);
     KeySettlement settlement(ctx);
     std::size_t lane = 0;
     if (!context.keys.Empty() && !PresentsMasterKey(ctx)) {
@@ -670,7 +671,6 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
         !request.stream && (HeaderInt(ctx.request, "x-switchyard-stream-upstream") == 1 ||
                             (timeouts.stream_upstream_over_max_tokens > 0 &&
                              request.max_tokens > timeouts.stream_upstream_over_max_tokens));
-    const std::string client_body = std::move(ctx.request.body());
     Journey journey{request,
                     client_body,
                     context.clock.Now() + deadline_budget,

@@ -178,13 +178,14 @@ TEST(OpenAiChatTest, UpstreamBodyAddsTheSystemPromptWithoutOne) {
 }
 
 TEST(OpenAiChatTest, UpstreamBodyKeepsMessagesWithoutASystemPrompt) {
-    const ChatRequest r = Parse(
-        R"({"model":"g","messages":[{"role":"system","content":"keep"},{"role":"user","content":"hi"}]})");
+    constexpr std::string_view kBody =
+        R"({"model":"g","messages":[{"role":"system","content":"keep"},{"role":"user","content":"hi"}]})";
+    const ChatRequest r = Parse(kBody);
     const std::optional<std::string> none;
     for (const RequestOverrides& overrides :
          {RequestOverrides{}, RequestOverrides{&none, nullptr}}) {
         const auto sent = boost::json::parse(RenderUpstreamBody(r, "m", overrides)).as_object();
-        EXPECT_EQ(sent.at("messages"), r.body.at("messages"));
+        EXPECT_EQ(sent.at("messages"), boost::json::parse(kBody).at("messages"));
     }
 }
 

@@ -1,0 +1,129 @@
+#include "api/chat_scan.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/json.hpp>
+#include <random>
+#include <string>
+
+#include "api/openai_chat.h"
+
+namespace switchyard::api {
+namespace {
+
+TEST(ChatScanTest, ReadsWhatRoutingNeeds) {
+    const auto scan = ScanChatRequest(
+        R"( {"model":"gpt-4o","messages":[{"role":"user","content":"h\u00e9 \"x\" ü 😀"}],)"
+        R"("stream":true,"stream_options":{"include_usage":true,"x":[1,2]},"max_tokens":64,)"
+        R"("max_completion_tokens":128,"temperature":0.5e-1,"n":null} )");
+    ASSERT_TRUE(scan);
+    EXPECT_EQ(scan->model, "gpt-4o");
+    EXPECT_TRUE(scan->stream);
+    EXPECT_TRUE(scan->include_usage);
+    EXPECT_EQ(scan->max_tokens, 128);
+}
+
+TEST(ChatScanTest, DefaultsWhenFieldsAreAbsentOrNull) {
+    const auto scan = ScanChatRequest(R"({"messages":[],"stream":null,"model":"m"})");
+    ASSERT_TRUE(scan);
+    EXPECT_FALSE(scan->stream);
+    EXPECT_FALSE(scan->include_usage);
+    EXPECT_EQ(scan->max_tokens, 0);
+}
+
+TEST(ChatScanTest, LeavesEverythingUnusualToTheFullParser) {
+    for (const char* body : {
+             "",                                          // empty
+             "[]",                                        // not an object
+             R"({"model":"m",})",                         // trailing comma
+             R"({"model":"m"} x)",                        // trailing bytes
+             R"({"model":"m","messages":[1,]})",          // trailing comma in an array
+             R"({"model":"m","n":01})",                   // leading zero
+             R"({"model":"m","n":1.})",                   // bad fraction
+             R"({"model":"m","n":1e400})",                // may overflow
+             R"({"model":"m","s":"a\x"})",                // bad escape
+             R"({"model":"m","s":"\u12"})",               // short \u
+             "{\"model\":\"m\",\"s\":\"a\x01\"}",         // control character
+             "{\"model\":\"m\",\"s\":\"\xc3\x28\"}",      // bad UTF-8
+             "{\"model\":\"m\",\"s\":\"\xed\xa0\x80\"}",  // surrogate in UTF-8
+             "{\"model\":\"m\",\"s\":\"\xe0\x80\xaf\"}",  // overlong
+             R"({"model":"m","t":tru})",                  // bad literal
+             R"({"model":"a\"b"})",                       // escaped model
+             R"({"model":""})",                           // empty model
+             R"({"model":5})",                            // model not a string
+             R"({"messages":[]})",                        // no model
+             R"({"model":"m","model":"n"})",              // repeated model
+             R"({"model":"m","stream":"yes"})",           // stream not a boolean
+             R"({"model":"m","models":["a"]})",           // gateway field
+             R"({"model":"m","fallbacks":["a"]})",        // gateway field
+             R"({"mo\u0064el":"m"})",                     // escaped key
+         }) {
+        EXPECT_FALSE(ScanChatRequest(body)) << body;
+    }
+}
+
+TEST(ChatScanTest, NegativeFractionalAndHugeMaxTokensCountForNothing) {
+    EXPECT_EQ(ScanChatRequest(R"({"model":"m","max_tokens":-5})")->max_tokens, 0);
+    EXPECT_EQ(ScanChatRequest(R"({"model":"m","max_tokens":5.5})")->max_tokens, 0);
+    EXPECT_EQ(ScanChatRequest(R"({"model":"m","max_tokens":99999999999999999999})")->max_tokens, 0);
+    EXPECT_EQ(ScanChatRequest(R"({"model":"m","max_tokens":"10"})")->max_tokens, 0);
+}
+
+// Whatever the scanner accepts, the full parser accepts and reads the same way.
+TEST(ChatScanTest, AgreesWithTheFullParserOnMutatedRequests) {
+    const std::string seed =
+        R"({"model":"gpt-4o","messages":[{"role":"user","content":"héllo \"q\" \\ 1"}],)"
+        R"("stream":false,"stream_options":{"include_usage":true},"max_tokens":42,)"
+        R"("temperature":0.7,"tools":[{"type":"function","function":{"name":"f","parameters":{}}}]})";
+    std::mt19937 rng(7);
+    const std::string alphabet = "{}[]\":,0123456789-+.eE \\tfnulrs\x7f\xc3\xa9\xff";
+    int accepted = 0;
+    for (int i = 0; i < 20000; ++i) {
+        std::string body = seed;
+        const int edits = 1 + static_cast<int>(rng() % 3);
+        for (int e = 0; e < edits; ++e) {
+            const std::size_t at = rng() % body.size();
+            switch (rng() % 3) {
+                case 0:
+                    body[at] = alphabet[rng() % alphabet.size()];
+                    break;
+                case 1:
+                    body.erase(at, 1);
+                    break;
+                default:
+                    body.insert(body.begin() + static_cast<std::ptrdiff_t>(at),
+                                alphabet[rng() % alphabet.size()]);
+            }
+        }
+        const auto scan = ScanChatRequest(body);
+        if (!scan) continue;
+        ++accepted;
+        boost::system::error_code ec;
+        const boost::json::value full = boost::json::parse(body, ec);
+        ASSERT_FALSE(ec) << "scanner accepted what the parser rejects: " << body;
+        ASSERT_TRUE(full.is_object());
+        const auto parsed = ChatRequestFromCanonical(full);
+        ASSERT_TRUE(std::holds_alternative<ChatRequest>(parsed)) << body;
+        const ChatRequest& request = std::get<ChatRequest>(parsed);
+        EXPECT_EQ(request.model, scan->model) << body;
+        EXPECT_EQ(request.stream, scan->stream) << body;
+        EXPECT_EQ(request.include_usage, scan->include_usage) << body;
+        EXPECT_EQ(request.max_tokens, scan->max_tokens) << body;
+    }
+    EXPECT_GT(accepted, 1000);  // the mutations leave many valid documents
+}
+
+TEST(ChatScanTest, AScannedRequestIsRenderedFromItsBytesWhenRewritten) {
+    const std::string body = R"({"model":"group","messages":[{"role":"user","content":"hi"}]})";
+    const auto parsed = ParseOpenAiChat(body);
+    const ChatRequest& request = std::get<ChatRequest>(parsed);
+    EXPECT_TRUE(request.body.is_null());
+    EXPECT_EQ(request.raw.data(), body.data());
+    const boost::json::value rendered =
+        boost::json::parse(RenderUpstreamBody(request, "gpt-4.1", {}));
+    EXPECT_EQ(rendered.at("model").as_string(), "gpt-4.1");
+    EXPECT_EQ(rendered.at("messages").as_array().size(), 1u);
+}
+
+}  // namespace
+}  // namespace switchyard::api

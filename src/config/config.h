@@ -169,7 +169,7 @@ struct Lane {
     std::string name;
     double share = 1.0;            // fraction of a deployment's headroom this lane may use
     std::size_t max_queue = 1000;  // requests of this lane waiting for headroom at once
-    Millis slow_start{0};  // after an idle minute, ramp its request rate from 10 % to full
+    Millis slow_start{0};          // after an idle minute, ramp its request rate from 10 % to full
     int line = 0;
 };
 

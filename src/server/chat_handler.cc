@@ -735,6 +735,7 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
                 if (!reserved.index) {
                     const milliseconds wait = reserved.wait;
                     if (!queue.Enter() || now + wait > journey.deadline) {
+                        queue.Leave();  // no longer waiting here: other lanes need not yield
                         journey.headroom_short_for =
                             std::min(journey.headroom_short_for.value_or(wait), wait);
                         break;

@@ -74,21 +74,25 @@ void Metrics::CountAttempt(unsigned shard, std::string_view deployment,
     ++s.attempts[key];
 }
 
-void Metrics::CountLimitEvent(std::string key) {
+void Metrics::CountLimitEvent(std::string_view metric, std::string labels) {
+    std::string key(metric);
+    key.push_back(kSep);
+    key += labels;
     std::lock_guard lock(limit_mutex_);
     ++limit_events_[std::move(key)];
 }
 
 void Metrics::CountKeyRefusal(std::string_view key, std::string_view reason) {
-    CountLimitEvent(fmt::format("key_refused{}{}{}{}", kSep, key, kSep, reason));
+    CountLimitEvent("switchyard_key_refusals_total",
+                    fmt::format("key=\"{}\",reason=\"{}\"", Escape(key), Escape(reason)));
 }
 
 void Metrics::CountHeadroomWait(std::string_view lane) {
-    CountLimitEvent(fmt::format("headroom_wait{}{}{}", kSep, lane, kSep));
+    CountLimitEvent("switchyard_headroom_waits_total", fmt::format("lane=\"{}\"", Escape(lane)));
 }
 
 void Metrics::CountShed(std::string_view lane) {
-    CountLimitEvent(fmt::format("shed{}{}{}", kSep, lane, kSep));
+    CountLimitEvent("switchyard_shed_total", fmt::format("lane=\"{}\"", Escape(lane)));
 }
 
 std::string Metrics::Render() const {
@@ -146,35 +150,22 @@ std::string Metrics::Render() const {
             Escape(p[0]), Escape(p[1]), v);
     }
     {
+        static constexpr std::pair<std::string_view, std::string_view> kLimitMetrics[] = {
+            {"switchyard_key_refusals_total",
+             "Requests refused by their client key's limits (requests, tokens, budget)."},
+            {"switchyard_headroom_waits_total",
+             "Times a request waited for upstream headroom, by lane."},
+            {"switchyard_shed_total",
+             "Requests answered 429 because no deployment had headroom for their lane in time."}};
         std::lock_guard lock(limit_mutex_);
-        out +=
-            "# HELP switchyard_key_refusals_total Requests refused by their client key's limits "
-            "(requests, tokens, budget).\n"
-            "# TYPE switchyard_key_refusals_total counter\n";
-        for (const auto& [k, v] : limit_events_) {
-            const auto p = Split(k);
-            if (p[0] != "key_refused") continue;
-            out += fmt::format("switchyard_key_refusals_total{{key=\"{}\",reason=\"{}\"}} {}\n",
-                               Escape(p[1]), Escape(p[2]), v);
-        }
-        out +=
-            "# HELP switchyard_headroom_waits_total Times a request waited for upstream headroom, "
-            "by lane.\n"
-            "# TYPE switchyard_headroom_waits_total counter\n";
-        for (const auto& [k, v] : limit_events_) {
-            const auto p = Split(k);
-            if (p[0] != "headroom_wait") continue;
-            out +=
-                fmt::format("switchyard_headroom_waits_total{{lane=\"{}\"}} {}\n", Escape(p[1]), v);
-        }
-        out +=
-            "# HELP switchyard_shed_total Requests answered 429 because no deployment had "
-            "headroom for their lane in time.\n"
-            "# TYPE switchyard_shed_total counter\n";
-        for (const auto& [k, v] : limit_events_) {
-            const auto p = Split(k);
-            if (p[0] != "shed") continue;
-            out += fmt::format("switchyard_shed_total{{lane=\"{}\"}} {}\n", Escape(p[1]), v);
+        for (const auto& [name, help] : kLimitMetrics) {
+            out += fmt::format("# HELP {0} {1}\n# TYPE {0} counter\n", name, help);
+            for (const auto& [k, v] : limit_events_) {
+                const std::string_view key = k;
+                const std::size_t at = key.find(kSep);
+                if (key.substr(0, at) != name) continue;
+                out += fmt::format("{}{{{}}} {}\n", name, key.substr(at + 1), v);
+            }
         }
     }
     out += fmt::format(

@@ -60,11 +60,12 @@ class Metrics final {
         std::map<std::string, std::uint64_t, std::less<>> attempts;
     };
 
-    void CountLimitEvent(std::string key);
+    // One more of `metric` with `labels` (Prometheus label text, already escaped).
+    void CountLimitEvent(std::string_view metric, std::string labels);
 
     std::vector<Shard> shards_;
     mutable std::mutex limit_mutex_;
-    // key: event \x1f name \x1f reason
+    // key: metric \x1f label text
     std::map<std::string, std::uint64_t, std::less<>> limit_events_;
     std::atomic<std::int64_t> in_flight_{0};
     std::atomic<std::int64_t> connections_{0};

@@ -63,5 +63,25 @@ TEST(AccessLogTest, FormatsOneJsonLine) {
     EXPECT_EQ(json.at("time").as_string().size(), std::string("1970-01-01T00:00:00.000Z").size());
 }
 
+TEST(MetricsTest, RendersRateLimitEventsPerKeyAndLane) {
+    Metrics metrics(2);
+    metrics.CountKeyRefusal("chat \"app\"", "requests");
+    metrics.CountKeyRefusal("chat \"app\"", "requests");
+    metrics.CountKeyRefusal("backfill", "budget");
+    metrics.CountHeadroomWait("batch");
+    metrics.CountShed("batch");
+    const std::string text = metrics.Render();
+    EXPECT_NE(
+        text.find(
+            "switchyard_key_refusals_total{key=\"chat \\\"app\\\"\",reason=\"requests\"} 2\n"),
+        std::string::npos)
+        << text;
+    EXPECT_NE(text.find("switchyard_key_refusals_total{key=\"backfill\",reason=\"budget\"} 1\n"),
+              std::string::npos);
+    EXPECT_NE(text.find("switchyard_headroom_waits_total{lane=\"batch\"} 1\n"), std::string::npos);
+    EXPECT_NE(text.find("switchyard_shed_total{lane=\"batch\"} 1\n"), std::string::npos);
+    EXPECT_NE(text.find("# TYPE switchyard_shed_total counter\n"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace switchyard::observe

@@ -102,23 +102,23 @@ std::shared_ptr<ClientKeyState> ClientKeys::Find(std::string_view presented) con
     return it == by_hash_.end() ? nullptr : it->second;
 }
 
-bool ClientKeys::Add(config::ClientKey key, std::string& error) {
+std::shared_ptr<ClientKeyState> ClientKeys::Add(config::ClientKey key, std::string& error) {
     std::unique_lock lock(mutex_);
     if (by_hash_.contains(key.sha256)) {
         error = "a key with the same value exists already";
-        return false;
+        return nullptr;
     }
     for (const auto& [hash, state] : by_hash_) {
         if (state->Policy().name == key.name) {
             error = "a key named '" + key.name + "' exists already";
-            return false;
+            return nullptr;
         }
     }
     std::string hash = key.sha256;
-    by_hash_.emplace(std::move(hash),
-                     std::make_shared<ClientKeyState>(std::move(key), /*from_config=*/false));
+    auto state = std::make_shared<ClientKeyState>(std::move(key), /*from_config=*/false);
+    by_hash_.emplace(std::move(hash), state);
     count_ = by_hash_.size();
-    return true;
+    return state;
 }
 
 bool ClientKeys::Remove(std::string_view name) {

@@ -84,8 +84,9 @@ class ClientKeys final {
     // The key a client presented (plaintext, hashed here); null when unknown.
     std::shared_ptr<ClientKeyState> Find(std::string_view presented) const;
 
-    // Adds a key at runtime. False, with `error` set, when its name or key exists already.
-    bool Add(config::ClientKey key, std::string& error);
+    // Adds a key at runtime and returns it; null, with `error` set, when its name or key exists
+    // already.
+    std::shared_ptr<ClientKeyState> Add(config::ClientKey key, std::string& error);
     bool Remove(std::string_view name);
     std::vector<std::shared_ptr<ClientKeyState>> List() const;
 

@@ -195,19 +195,16 @@ asio::awaitable<void> ServeAddKey(RequestContext& ctx) {
         co_await WriteLocalError(ctx, error);
         co_return;
     }
-    const std::string name = key->name;
     std::string why;
-    if (!ctx.Context().keys.Add(std::move(*key), why)) {
+    const std::shared_ptr<limits::ClientKeyState> added =
+        ctx.Context().keys.Add(std::move(*key), why);
+    if (!added) {
         error = {core::ErrorKind::kInvalidRequest, "Cannot add the key: " + why + ".", "name"};
         error.status = 409;
         co_await WriteLocalError(ctx, error);
         co_return;
     }
-    boost::json::object answer;
-    for (const auto& state : ctx.Context().keys.List()) {
-        if (state->Policy().name == name)
-            answer = Describe(*state, ctx.Config(), ctx.Context().clock);
-    }
+    boost::json::object answer = Describe(*added, ctx.Config(), ctx.Context().clock);
     // A generated key is shown this once; only its hash is kept.
     if (!plaintext.empty()) answer["key"] = plaintext;
     Response response{http::status::created, 11};

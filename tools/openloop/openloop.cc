@@ -47,7 +47,7 @@ int Connect(const char* host, int port) {
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(port));
     inet_pton(AF_INET, host, &addr.sin_addr);
-    // Connect blocking-ish: retry until connected (loopback).
+    // Non-blocking connect: on loopback it completes before the first request (main waits).
     if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && errno != EINPROGRESS) {
         std::perror("connect");
         std::exit(1);

@@ -37,7 +37,9 @@ TEST(ClientKeysTest, AddRefusesDuplicateNamesAndValuesAndRemoveForgets) {
     ClientKeys keys({});
     EXPECT_TRUE(keys.Empty());
     std::string error;
-    ASSERT_TRUE(keys.Add(Key("a", "key-a-0123456789"), error));
+    const auto added = keys.Add(Key("a", "key-a-0123456789"), error);
+    ASSERT_NE(added, nullptr);
+    EXPECT_EQ(added, keys.Find("key-a-0123456789"));
     EXPECT_FALSE(keys.Add(Key("a", "key-b-0123456789"), error));
     EXPECT_NE(error.find("named 'a'"), std::string::npos);
     EXPECT_FALSE(keys.Add(Key("b", "key-a-0123456789"), error));

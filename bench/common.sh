@@ -1,6 +1,6 @@
 # Shared helpers for bench/run.sh and bench/stream.sh (sourced, not executed).
-# Starts the mock, nginx and Switchyard pinned as DESIGN.md §5 says, samples /proc, and tears
-# everything down on exit.
+# Starts the mock, nginx and Switchyard pinned as bench/README.md#protocol says, samples /proc, and
+# tears everything down on exit.
 
 BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$BENCH_DIR/.." && pwd)"
@@ -9,7 +9,7 @@ SWITCHYARD="$BUILD/src/switchyard"
 MOCK="$BUILD/tools/mock/switchyard-mock"
 CLK_TCK="$(getconf CLK_TCK)"
 NGINX_BIN="${NGINX_BIN:-$(command -v nginx || echo /usr/sbin/nginx)}"
-# Where the proxies and the load generator run (DESIGN.md §5).
+# Where the proxies and the load generator run (bench/README.md#protocol).
 PROXY_CPU="${PROXY_CPU:-1}"
 LOAD_CPU="${LOAD_CPU:-0}"
 # nginx access log: "buffered" (default; one combined line per request to /dev/null, written in

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark: the mock provider directly vs nginx proxy_pass vs Switchyard, in one run, with the
-# protocol of DESIGN.md §5. Usage, knobs and output: bench/README.md.
+# protocol of bench/README.md#protocol; that file also describes usage, knobs and output.
 #
 #   bench/run.sh                     # requests; REPS=3 DURATION=5 CONNS="1 64" WARMUP=2
 #   MODE=stream bench/run.sh         # SSE streams (what bench/stream.sh runs)

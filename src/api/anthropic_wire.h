@@ -7,10 +7,10 @@
 
 namespace switchyard::api {
 
-// Anthropic's error type for an HTTP status (WIRE.md A.1.2): 400/405/422 invalid_request_error,
-// 401 authentication_error, 402 billing_error, 403 permission_error, 404 not_found_error,
-// 413 request_too_large, 429 rate_limit_error, 500/502 api_error, 503/529 overloaded_error,
-// 504 timeout_error, any other status api_error.
+// Anthropic's error type for an HTTP status (docs/providers.md#anthropic-errors):
+// 400/405/422 invalid_request_error, 401 authentication_error, 402 billing_error,
+// 403 permission_error, 404 not_found_error, 413 request_too_large, 429 rate_limit_error,
+// 500/502 api_error, 503/529 overloaded_error, 504 timeout_error, any other status api_error.
 std::string_view AnthropicErrorTypeOf(unsigned status);
 
 // Anthropic's error envelope for a local error: {"type":"error","error":{"type":T,"message":M}}

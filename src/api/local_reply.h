@@ -18,7 +18,8 @@ struct LocalReply {
 // The attempts an error body lists (both APIs' envelopes carry the same array).
 boost::json::array AttemptsJson(const std::vector<core::AttemptNote>& attempts);
 
-// OpenAI's error envelope: {"error":{"message","type","param","code"}} (WIRE.md A.2.1).
+// OpenAI's error envelope: {"error":{"message","type","param","code"}}
+// (docs/providers.md#openai-errors).
 LocalReply RenderOpenAiError(const core::LocalError& error);
 
 // A controlled degradation: a chat completion with a fixed assistant message, as JSON or, for

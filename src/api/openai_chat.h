@@ -35,7 +35,8 @@ struct ChatRequest {
     bool has_gateway_fields = false;
 };
 
-// What a fallback entry changes in the request besides the model (DESIGN 1.6).
+// What a fallback entry changes in the request besides the model
+// (docs/resilience.md#a-fallback-changes-the-product).
 struct RequestOverrides {
     const std::optional<std::string>* system_prompt = nullptr;  // replaces system messages
     const std::vector<std::pair<std::string, std::string>>* params = nullptr;  // name -> JSON

@@ -10,8 +10,8 @@ namespace switchyard::api {
 
 // Rebuilds one OpenAI chat.completion from the chunks of a chat.completion.chunk stream, for
 // requests that are streamed upstream (so long generations never sit on an idle connection, see
-// WIRE.md A.1.6) but answered to the client as one JSON body. Text and tool-call arguments are
-// concatenated per choice and index; the usage chunk is kept. Not thread-safe.
+// docs/providers.md#long-requests) but answered to the client as one JSON body. Text and tool-call
+// arguments are concatenated per choice and index; the usage chunk is kept. Not thread-safe.
 class OpenAiStreamAssembler final {
   public:
     // Adds one event's data (a chunk's JSON; `[DONE]` and non-JSON are ignored).

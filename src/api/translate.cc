@@ -791,7 +791,8 @@ struct AnthropicUsage {
     std::int64_t cache_creation = 0;
 
     void Update(const json::object& usage) {
-        // message_delta usage is cumulative (WIRE.md A.1.6): a present field replaces the old one.
+        // message_delta usage is cumulative (docs/providers.md#streams): a present field replaces
+        // the old one.
         if (Find(usage, "input_tokens")) input = IntegerAt(usage, "input_tokens");
         if (Find(usage, "output_tokens")) output = IntegerAt(usage, "output_tokens");
         if (Find(usage, "cache_read_input_tokens")) {

@@ -11,7 +11,7 @@
 
 namespace switchyard::api {
 
-// Pure translation between OpenAI Chat Completions and Anthropic Messages (WIRE.md A.1, A.2):
+// Pure translation between OpenAI Chat Completions and Anthropic Messages (docs/providers.md):
 // requests, responses, error bodies and SSE streams, both ways. No I/O.
 //
 // What does not carry over is refused, never silently lost. Decisions:

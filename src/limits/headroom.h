@@ -25,12 +25,13 @@ struct HeadroomCost {
 HeadroomCost CostOf(config::Provider provider, std::int64_t input_estimate,
                     std::int64_t max_tokens);
 
-// Each deployment's headroom (DESIGN 1.1, 1.8): token buckets for requests and tokens (OpenAI
-// RPM/TPM) or requests, input and output tokens (Anthropic RPM/ITPM/OTPM), seeded from the
-// configured limits and corrected by the provider's rate-limit headers on every response. A bucket
-// holds what the provider may enforce over `burst` (60 RPM as 1 per second) and refills at 95 % of
-// the per-minute rate. Unknown limits are unlimited until a response reports them. Thread-safe: one
-// mutex per deployment.
+// Each deployment's headroom (docs/resilience.md#provider-limits,
+// docs/resilience.md#headroom-and-lanes): token buckets for requests and tokens (OpenAI RPM/TPM) or
+// requests, input and output tokens (Anthropic RPM/ITPM/OTPM), seeded from the configured limits
+// and corrected by the provider's rate-limit headers on every response. A bucket holds what the
+// provider may enforce over `burst` (60 RPM as 1 per second) and refills at 95 % of the per-minute
+// rate. Unknown limits are unlimited until a response reports them. Thread-safe: one mutex per
+// deployment.
 class Headroom final {
   public:
     using TimePoint = std::chrono::steady_clock::time_point;

@@ -12,10 +12,10 @@
 
 namespace switchyard::limits {
 
-// The workload lanes at run time (DESIGN 1.8): how much of a deployment's headroom each may use
-// now (its share, ramped by slow start), and how many of its requests wait for headroom. A lane
-// yields to any lane with a larger share that has requests waiting, so batch only takes what
-// interactive leaves. Thread-safe.
+// The workload lanes at run time (docs/resilience.md#headroom-and-lanes): how much of a
+// deployment's headroom each may use now (its share, ramped by slow start), and how many of its
+// requests wait for headroom. A lane yields to any lane with a larger share that has requests
+// waiting, so batch only takes what interactive leaves. Thread-safe.
 class Lanes final {
   public:
     using TimePoint = std::chrono::steady_clock::time_point;

@@ -18,7 +18,7 @@ struct RateLimitWindow {
     bool Known() const { return limit || remaining || reset; }
 };
 
-// A deployment's headroom as of one response (WIRE.md A.1.5, A.2.2).
+// A deployment's headroom as of one response (docs/providers.md#rate-limit-headers).
 struct RateLimitHeaders {
     RateLimitWindow requests;
     RateLimitWindow tokens;         // OpenAI TPM; Anthropic's most restrictive token limit

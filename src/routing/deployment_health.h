@@ -44,12 +44,12 @@ struct DeploymentSnapshot {
     std::optional<policy::RateLimitHeaders> headroom;  // as the last response reported it
 };
 
-// What every request knows about every deployment (DESIGN 1.7): until when it is rate-limited (a
-// 429 with retry-after holds for every request), its cooldown, its circuit breaker, whether a
-// spend cap disabled it, how many attempts are in flight, its latency, and its retry budget.
-// Indexed by config::Deployment::index. Shared by all workers: each deployment has its own mutex,
-// never held across I/O, so there is no global lock and no race between requests flipping a
-// breaker.
+// What every request knows about every deployment
+// (docs/resilience.md#cooldowns-and-circuit-breakers): until when it is rate-limited (a 429 with
+// retry-after holds for every request), its cooldown, its circuit breaker, whether a spend cap
+// disabled it, how many attempts are in flight, its latency, and its retry budget. Indexed by
+// config::Deployment::index. Shared by all workers: each deployment has its own mutex, never held
+// across I/O, so there is no global lock and no race between requests flipping a breaker.
 class DeploymentHealth final {
   public:
     using TimePoint = std::chrono::steady_clock::time_point;

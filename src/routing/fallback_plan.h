@@ -16,10 +16,11 @@ struct PlannedGroup {
     int depth = 0;
 };
 
-// The ordered chain of groups for a request (DESIGN 1.5): the requested group — or each group of
-// the request's `models` list — then the fallbacks: the request's `fallbacks` override when given,
-// else the configured `fallbacks` of each group in turn. Duplicates are dropped; with
-// `fallbacks_enabled` false the chain is just the requested groups. Names must exist.
+// The ordered chain of groups for a request (docs/resilience.md#the-fallback-chain): the requested
+// group — or each group of the request's `models` list — then the fallbacks: the request's
+// `fallbacks` override when given, else the configured `fallbacks` of each group in turn.
+// Duplicates are dropped; with `fallbacks_enabled` false the chain is just the requested groups.
+// Names must exist.
 std::vector<PlannedGroup> PlanGroups(const config::Config& config,
                                      const std::vector<std::string>& requested,
                                      const std::optional<std::vector<std::string>>& override,

@@ -10,7 +10,8 @@
 #include "rate_limits.h"
 
 // Bodies of Anthropic's Messages API as the mock provider sends them: request parsing, messages,
-// SSE events and error envelopes (WIRE.md A.1). No I/O. The counterpart of openai_wire.
+// SSE events and error envelopes (docs/providers.md#anthropic-errors, docs/providers.md#streams).
+// No I/O. The counterpart of openai_wire.
 namespace switchyard::mock::anthropic {
 
 // The reply text is the same as on the OpenAI side: "Mock reply from <model>." or "word1 ...".
@@ -54,7 +55,7 @@ struct ToolUse final {
 };
 
 // The partial_json fragments of the streamed tool input, in order. The first is empty, as the
-// API's first input_json_delta can be (WIRE.md A.1.6).
+// API's first input_json_delta can be (docs/providers.md#streams).
 inline constexpr std::array<std::string_view, 3> kToolInputFragments = {"", R"({"query":)",
                                                                         R"( "mock"})"};
 
@@ -91,8 +92,8 @@ void AppendErrorEvent(std::string& out, std::string_view body);
 std::string ErrorEnvelope(std::string_view type, std::string_view message,
                           std::string_view request_id, std::string_view details_code = {});
 
-// The `error.type` Anthropic pairs with `status` (WIRE.md A.1.2): unlisted 4xx are
-// invalid_request_error, unlisted 5xx api_error.
+// The `error.type` Anthropic pairs with `status` (docs/providers.md#anthropic-errors): unlisted 4xx
+// are invalid_request_error, unlisted 5xx api_error.
 std::string_view ErrorTypeForStatus(int status);
 
 // False for the named errors that are OpenAI's only (quota and spend-limit codes,

@@ -18,7 +18,7 @@ std::string ReplaceOnce(std::string text, std::string_view from, std::string_vie
     return text;
 }
 
-// anthropic-sdk-python tests/lib/streaming/fixtures/basic_response.txt (WIRE.md A.1.6).
+// anthropic-sdk-python tests/lib/streaming/fixtures/basic_response.txt (docs/providers.md#streams).
 constexpr std::string_view kBasicResponseFixture =
     "event: message_start\n"
     R"(data: {"type":"message_start","message":{"id":"msg_4QpJur2dWWDjF6C758FbBw5vm12BaVipnK",)"

@@ -23,7 +23,7 @@ enum class NamedError {
     kInvalidApiKey,
     kModelNotFound,
     kTimeout,
-    // Anthropic's errors (WIRE.md A.1).
+    // Anthropic's errors (docs/providers.md#anthropic-errors).
     kEnforcedSpendLimit,
     kPromptTooLong,
     kOverloaded,

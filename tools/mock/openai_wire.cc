@@ -120,7 +120,8 @@ std::string StatusBody(int status, std::string_view model) {
         case 504:
             return ErrorEnvelope("Gateway timeout.", kServerError);
         case 529:
-            // Anthropic's overload answer, which has its own envelope (WIRE.md A.1.1).
+            // Anthropic's overload answer, which has its own envelope
+            // (docs/providers.md#anthropic-errors).
             return R"({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})";
         default:
             return ErrorEnvelope(fmt::format("The server answered with HTTP status {}.", status),

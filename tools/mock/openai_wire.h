@@ -112,8 +112,9 @@ std::string ErrorEnvelope(std::string_view message, std::string_view type,
                           std::string_view param = {}, std::string_view code = {});
 
 // The 429 of the mock's rate limiter for `reason` (requests, tokens or acceleration), with the
-// per-minute `limit` that was hit: `{"error":{"message":"Rate limit reached for requests. Limit
-// 60 per min.","type":"requests","code":"rate_limit_exceeded"}}` (WIRE.md A.2.1, no `param`).
+// per-minute `limit` that was hit: `{"error":{"message":"Rate limit reached for requests. Limit 60
+// per min.","type":"requests","code":"rate_limit_exceeded"}}` (docs/providers.md#openai-errors, no
+// `param`).
 std::string RateLimitBody(RateLimitReason reason, std::int64_t limit);
 
 // The 401 OpenAI sends for a missing or wrong API key.

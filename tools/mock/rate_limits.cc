@@ -268,8 +268,9 @@ RateLimitDecision RateLimits::Admit(RateLimitApi api, const RateLimitCost& cost,
     Bucket& requests = state.requests;
     Bucket& tokens = state.tokens;
     Bucket& output = state.output;
-    // OpenAI charges max(max_tokens, estimate) up front (DESIGN.md 1.1); Anthropic's input side
-    // charges the input tokens, and output tokens only once they are generated.
+    // OpenAI charges max(max_tokens, estimate) up front (docs/resilience.md#provider-limits);
+    // Anthropic's input side charges the input tokens, and output tokens only once they are
+    // generated.
     const double token_cost = static_cast<double>(
         openai ? std::max(cost.max_tokens, cost.input_tokens) : cost.input_tokens);
     // A request larger than the bucket can ever hold needs a full bucket and leaves debt.
@@ -294,7 +295,8 @@ RateLimitDecision RateLimits::Admit(RateLimitApi api, const RateLimitCost& cost,
         if (tokens.limit > 0) tokens.Take(token_cost, now);
         return decision;
     }
-    // OpenAI: failed requests count against the per-minute request limit (DESIGN.md 1.1).
+    // OpenAI: failed requests count against the per-minute request limit
+    // (docs/resilience.md#provider-limits).
     if (openai && requests.limit > 0) requests.Take(1, now);
 
     milliseconds wait(1);
@@ -446,7 +448,8 @@ AnthropicRateLimitSnapshot RateLimits::AnthropicSnapshotOf(const ApiState& state
     } else if (output.limit > 0) {
         snapshot.tokens = snapshot.output_tokens;
     } else {
-        // Input and output limits combined, as the tidyllm capture shows (WIRE.md A.1.5).
+        // Input and output limits combined, as the tidyllm capture shows
+        // (docs/providers.md#rate-limit-headers).
         snapshot.tokens = {kAnthropicLimitInputTokens + kAnthropicLimitOutputTokens,
                            snapshot.input_tokens.remaining + kAnthropicLimitOutputTokens,
                            static_reset};

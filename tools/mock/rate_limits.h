@@ -10,9 +10,9 @@
 #include <string>
 #include <string_view>
 
-// The mock provider's rate limits (DESIGN.md 1.1): token buckets for requests and tokens per
-// minute that refill continuously and are enforced per second, OpenAI's habit of charging
-// rejected requests, Anthropic's output-token accounting and acceleration limits; plus the
+// The mock provider's rate limits (docs/resilience.md#provider-limits): token buckets for requests
+// and tokens per minute that refill continuously and are enforced per second, OpenAI's habit of
+// charging rejected requests, Anthropic's output-token accounting and acceleration limits; plus the
 // x-ratelimit-* / anthropic-ratelimit-* headers that describe them. No I/O, no clock: every
 // function that depends on time takes it as a parameter.
 namespace switchyard::mock {
@@ -90,7 +90,8 @@ struct RateLimitDecision final {
     std::chrono::milliseconds retry_after{0};
 };
 
-// Values of OpenAI's x-ratelimit-* response headers for one request (WIRE.md A.2.2).
+// Values of OpenAI's x-ratelimit-* response headers for one request
+// (docs/providers.md#rate-limit-headers).
 struct RateLimitSnapshot final {
     std::int64_t limit_requests = 0;
     std::int64_t remaining_requests = 0;
@@ -100,8 +101,9 @@ struct RateLimitSnapshot final {
     std::chrono::milliseconds reset_tokens{0};
 };
 
-// Values of Anthropic's anthropic-ratelimit-* response headers for one request (WIRE.md A.1.5).
-// Token counts remaining are rounded to the nearest thousand, as Anthropic sends them.
+// Values of Anthropic's anthropic-ratelimit-* response headers for one request
+// (docs/providers.md#rate-limit-headers). Token counts remaining are rounded to the nearest
+// thousand, as Anthropic sends them.
 struct AnthropicRateLimitSnapshot final {
     struct Bucket final {
         std::int64_t limit = 0;
@@ -222,7 +224,7 @@ void AppendRateLimitHeaders(std::string& out, const RateLimitSnapshot& snapshot)
 
 // Appends the retry hint of a rate-limit 429 of `api`: `retry-after` in whole seconds rounded up
 // (at least 1); for OpenAI also `retry-after-ms` (whole milliseconds), for Anthropic
-// `x-should-retry: true` (WIRE.md A.1.5: the API sends it on 429s).
+// `x-should-retry: true` (docs/providers.md#rate-limit-headers: the API sends it on 429s).
 void AppendRetryAfterHeaders(std::string& out, RateLimitApi api,
                              std::chrono::milliseconds retry_after);
 

@@ -454,7 +454,8 @@ asio::awaitable<After> Session<AsyncStream>::HandleChat() {
     }
     if (anthropic) {
         const After after = co_await AnswerMessages(message.request, fault);
-        // Anthropic's OTPM counts the output tokens actually generated (DESIGN.md 1.1).
+        // Anthropic's OTPM counts the output tokens actually generated
+        // (docs/resilience.md#provider-limits).
         shared_.rate_limits.TakeOutputTokens(exchange_.output_tokens,
                                              std::chrono::steady_clock::now());
         co_return after;
@@ -558,8 +559,8 @@ asio::awaitable<After> Session<AsyncStream>::AnswerMessages(
     co_return co_await ReplyProvider(200, std::move(body), fault);
 }
 
-// Anthropic's event sequence (WIRE.md A.1.6). "Chunks" of the *_after_chunks keys are the
-// content_block_delta events: the words, or the tool input fragments.
+// Anthropic's event sequence (docs/providers.md#streams). "Chunks" of the *_after_chunks keys are
+// the content_block_delta events: the words, or the tool input fragments.
 template <class AsyncStream>
 asio::awaitable<After> Session<AsyncStream>::SendMessagesStream(
     const anthropic::MessagesRequest& message, const FaultSpec* fault) {

@@ -611,7 +611,7 @@ TEST(AnthropicWireTest, AllAttemptsFailedListsEachAttempt) {
 // ------------------------------------------------------------------------------------------------
 // Streams: Anthropic -> OpenAI
 
-// WIRE.md A.1.6, anthropic-sdk-python tests/lib/streaming/fixtures/basic_response.txt.
+// docs/providers.md#streams: anthropic-sdk-python tests/lib/streaming/fixtures/basic_response.txt.
 const std::pair<const char*, const char*> kAnthropicBasicStream[] = {
     {"message_start",
      R"({"type":"message_start","message":{"id":"msg_4QpJur2dWWDjF6C758FbBw5vm12BaVipnK","type":"message","role":"assistant","content":[],"model":"claude-3-opus-latest","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":11,"output_tokens":1}}})"},

@@ -30,7 +30,8 @@ std::vector<Framed> FrameInSteps(std::string_view stream, std::size_t step) {
     return out;
 }
 
-// The Anthropic fixture from WIRE.md A.1.6 (abridged) followed by OpenAI-style data-only events.
+// The Anthropic fixture of docs/providers.md#streams (abridged) followed by OpenAI-style data-only
+// events.
 constexpr std::string_view kStream =
     "event: message_start\n"
     "data: {\"type\":\"message_start\"}\n"

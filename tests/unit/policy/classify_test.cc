@@ -40,7 +40,7 @@ Outcome Failed(Transport transport) {
     return Classify(r, kNow);
 }
 
-// Bodies from WIRE.md A.1 and A.2.1.
+// Bodies as in docs/providers.md#anthropic-errors and docs/providers.md#openai-errors.
 constexpr std::string_view kAnthropicSpendLimit =
     R"({"type":"error","error":{"type":"rate_limit_error","message":"You have reached your specified workspace API usage limits.","details":{"error_code":"enforced_spend_limit_reached"}},"request_id":"req_011"})";
 constexpr std::string_view kAnthropicRateLimit =

@@ -882,10 +882,6 @@ std::variant<boost::json::object, core::LocalError> OpenAiRequestToAnthropic(
     }
 }
 
-boost::json::object AnthropicResponseToOpenAi(const boost::json::object& message) {
-    return AnthropicResponseToOpenAi(message, 0);
-}
-
 boost::json::object AnthropicResponseToOpenAi(const boost::json::object& message,
                                               std::int64_t created) {
     std::string text;
@@ -1040,9 +1036,6 @@ std::string AnthropicErrorToOpenAi(std::string_view body, unsigned status) {
 
 // ---------------------------------------------------------------------------------------------
 // Streams: Anthropic -> OpenAI
-
-AnthropicToOpenAiStream::AnthropicToOpenAiStream(bool include_usage)
-    : AnthropicToOpenAiStream(include_usage, 0) {}
 
 AnthropicToOpenAiStream::AnthropicToOpenAiStream(bool include_usage, std::int64_t created)
     : include_usage_(include_usage), created_(created) {}

@@ -40,7 +40,6 @@ std::variant<boost::json::object, core::LocalError> OpenAiRequestToAnthropic(
     const boost::json::object& request, std::int64_t default_max_tokens);
 
 // Successful non-streaming responses. `created` is the chat.completion's Unix time.
-boost::json::object AnthropicResponseToOpenAi(const boost::json::object& message);
 boost::json::object AnthropicResponseToOpenAi(const boost::json::object& message,
                                               std::int64_t created);
 boost::json::object OpenAiResponseToAnthropic(const boost::json::object& completion);
@@ -60,7 +59,6 @@ std::string AnthropicErrorToOpenAi(std::string_view body, unsigned status);
 // Anthropic message events -> OpenAI chat.completion.chunk events and `data: [DONE]`.
 class AnthropicToOpenAiStream final {
   public:
-    explicit AnthropicToOpenAiStream(bool include_usage);
     AnthropicToOpenAiStream(bool include_usage, std::int64_t created);
     void Feed(std::string_view event_name, std::string_view data, std::string& out);
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/url.h"
+#include "policy/outcome.h"
 
 namespace switchyard::config {
 
@@ -87,16 +88,36 @@ struct ModelGroup {
     std::vector<std::pair<std::string, std::string>> params;  // name -> JSON value text
 };
 
+// The classes whose retries `retry.class_retries` sets.
+inline constexpr policy::ErrorClass kRetryableClasses[] = {
+    policy::ErrorClass::kRateLimited, policy::ErrorClass::kOverloaded,
+    policy::ErrorClass::kServerError, policy::ErrorClass::kTimeout,
+    policy::ErrorClass::kConnection,  policy::ErrorClass::kRetryableClient};
+
+inline policy::ClassTable<int> DefaultClassRetries() {
+    policy::ClassTable<int> t;
+    t[policy::ErrorClass::kRateLimited] = 3;
+    t[policy::ErrorClass::kOverloaded] = 3;
+    t[policy::ErrorClass::kServerError] = 3;
+    t[policy::ErrorClass::kTimeout] = 1;
+    t[policy::ErrorClass::kConnection] = 2;
+    t[policy::ErrorClass::kRetryableClient] = 1;
+    return t;
+}
+
 // The one layer that retries: how often, how long, and with what budget.
 struct RetryConfig {
     int max_attempts = 6;  // upstream attempts per client request, fallbacks included
     Millis base{500};
     Millis cap{20'000};
     Millis deadline{45'000};  // per request, every attempt and wait included
-    // Retries per error class (policy::Name of the class) within one model group.
-    std::map<std::string, int, std::less<>> class_retries = {
-        {"rate_limited", 3}, {"overloaded", 3}, {"server_error", 3},
-        {"timeout", 1},      {"connection", 2}, {"retryable_client", 1}};
+    // Retries per error class within one model group; only the retryable classes
+    // (kRetryableClasses) can be set, the others are never retried.
+    policy::ClassTable<int> class_retries = DefaultClassRetries();
+    // LiteLLM's `num_retries`: retries of a group (all classes together) before its fallbacks,
+    // without keeping attempts for them. Unset: a retry never spends the attempt that a fallback
+    // that could serve needs.
+    std::optional<int> num_retries;
     double budget_max_tokens = 100;
     double budget_token_ratio = 0.1;
 };

@@ -244,12 +244,17 @@ void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
 }
 
 void ReadRetry(Reader& r, const YAML::Node& node, RetryConfig& retry) {
-    if (!r.CheckMap(
-            node, "retry",
-            {"max_attempts", "base_ms", "cap_ms", "deadline_ms", "class_retries", "budget"})) {
+    if (!r.CheckMap(node, "retry",
+                    {"max_attempts", "num_retries", "base_ms", "cap_ms", "deadline_ms",
+                     "class_retries", "budget"})) {
         return;
     }
     r.Integer(node, "max_attempts", retry.max_attempts, 1, 100);
+    if (node["num_retries"].IsDefined()) {
+        int retries = 0;
+        r.Integer(node, "num_retries", retries, 0, 20);
+        retry.num_retries = retries;
+    }
     r.Duration(node, "base_ms", retry.base);
     r.Duration(node, "cap_ms", retry.cap);
     r.Duration(node, "deadline_ms", retry.deadline);
@@ -257,17 +262,21 @@ void ReadRetry(Reader& r, const YAML::Node& node, RetryConfig& retry) {
         if (classes.IsMap()) {
             for (const auto& entry : classes) {
                 const std::string name = entry.first.Scalar();
-                const auto it = retry.class_retries.find(name);
-                if (it == retry.class_retries.end()) {
+                const auto error_class = policy::ErrorClassNamed(name);
+                const bool settable =
+                    error_class &&
+                    std::find(std::begin(kRetryableClasses), std::end(kRetryableClasses),
+                              *error_class) != std::end(kRetryableClasses);
+                if (!settable) {
                     std::string known;
-                    for (const auto& [k, v] : RetryConfig{}.class_retries) {
-                        known += (known.empty() ? "" : ", ") + k;
+                    for (const policy::ErrorClass c : kRetryableClasses) {
+                        known += (known.empty() ? "" : ", ") + std::string(policy::Name(c));
                     }
                     r.Fail(entry.first, "unknown error class '" + name +
                                             "' in class_retries (known: " + known + ")");
                     continue;
                 }
-                r.Integer(classes, name.c_str(), it->second, 0, 20);
+                r.Integer(classes, name.c_str(), retry.class_retries[*error_class], 0, 20);
             }
         } else {
             r.Fail(classes, "'class_retries' must be a mapping of error class to retries");

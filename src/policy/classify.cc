@@ -164,6 +164,14 @@ std::string_view Name(ErrorClass c) {
     return "unknown";
 }
 
+std::optional<ErrorClass> ErrorClassNamed(std::string_view name) {
+    for (std::size_t i = 0; i < kErrorClassCount; ++i) {
+        const auto c = static_cast<ErrorClass>(i);
+        if (Name(c) == name) return c;
+    }
+    return std::nullopt;
+}
+
 std::string_view Name(Action a) {
     switch (a) {
         case Action::kSuccess:

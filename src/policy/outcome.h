@@ -1,6 +1,8 @@
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string_view>
 
@@ -25,6 +27,17 @@ enum class ErrorClass {
     kProtocol,         // not an HTTP answer we understand
 };
 
+inline constexpr std::size_t kErrorClassCount = static_cast<std::size_t>(ErrorClass::kProtocol) + 1;
+
+// A value per error class, looked up by the class itself.
+template <class T>
+struct ClassTable {
+    std::array<T, kErrorClassCount> values{};
+
+    T& operator[](ErrorClass c) { return values[static_cast<std::size_t>(c)]; }
+    const T& operator[](ErrorClass c) const { return values[static_cast<std::size_t>(c)]; }
+};
+
 // What the attempt loop should do next with this request.
 enum class Action {
     kSuccess,
@@ -43,6 +56,8 @@ struct Outcome {
 };
 
 std::string_view Name(ErrorClass error_class);
+// The class with that name (Name's inverse); nullopt for an unknown name.
+std::optional<ErrorClass> ErrorClassNamed(std::string_view name);
 std::string_view Name(Action action);
 
 }  // namespace switchyard::policy

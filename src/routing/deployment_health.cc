@@ -61,6 +61,22 @@ DeploymentHealth::TimePoint DeploymentHealth::BlockedUntil(const Entry& e, TimeP
     return until;
 }
 
+DeploymentState DeploymentHealth::StateOf(const Entry& e, TimePoint now) {
+    if (e.disabled_until > now) return DeploymentState::kDisabled;
+    const policy::CircuitBreaker::State breaker = e.breaker.StateAt(now);
+    if (breaker == policy::CircuitBreaker::State::kOpen) return DeploymentState::kOpen;
+    if (e.cooldown.Cooling(now)) return DeploymentState::kCooling;
+    if (e.rate_limited_until > now) return DeploymentState::kRateLimited;
+    if (breaker == policy::CircuitBreaker::State::kHalfOpen) return DeploymentState::kHalfOpen;
+    return DeploymentState::kHealthy;
+}
+
+Availability DeploymentHealth::AvailabilityAt(std::size_t index, TimePoint now) const {
+    const Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    return {StateOf(e, now), BlockedUntil(e, now)};
+}
+
 bool DeploymentHealth::Available(std::size_t index, TimePoint now) const {
     const Entry& e = *entries_[index];
     std::lock_guard lock(e.mutex);
@@ -184,12 +200,7 @@ DeploymentSnapshot DeploymentHealth::Snapshot(std::size_t index, TimePoint now) 
     }
     if (s.breaker == policy::CircuitBreaker::State::kOpen)
         s.breaker_open_until = e.breaker.OpenUntil();
-    s.state = s.disabled_until                                        ? "disabled"
-              : s.breaker == policy::CircuitBreaker::State::kOpen     ? "open"
-              : s.cooling_until                                       ? "cooling"
-              : s.rate_limited_until                                  ? "rate_limited"
-              : s.breaker == policy::CircuitBreaker::State::kHalfOpen ? "half_open"
-                                                                      : "healthy";
+    s.state = StateOf(e, now);
     s.in_flight = e.in_flight.load(std::memory_order_relaxed);
     s.ewma_ttft_ms = e.ewma_ttft_ms;
     s.last_error_class = e.last_error_class;
@@ -197,6 +208,24 @@ DeploymentSnapshot DeploymentHealth::Snapshot(std::size_t index, TimePoint now) 
     s.retry_budget_tokens = e.budget->Tokens();
     s.headroom = e.headroom;
     return s;
+}
+
+std::string_view Name(DeploymentState state) {
+    switch (state) {
+        case DeploymentState::kHealthy:
+            return "healthy";
+        case DeploymentState::kRateLimited:
+            return "rate_limited";
+        case DeploymentState::kCooling:
+            return "cooling";
+        case DeploymentState::kOpen:
+            return "open";
+        case DeploymentState::kHalfOpen:
+            return "half_open";
+        case DeploymentState::kDisabled:
+            return "disabled";
+    }
+    return "unknown";
 }
 
 }  // namespace switchyard::routing

@@ -25,11 +25,24 @@ struct HealthOptions {
     double latency_alpha = 0.3;  // EWMA weight of the newest time to first byte
 };
 
+// What a deployment is now, the most severe first when several apply: disabled (a spend cap or an
+// operator), open (circuit breaker), cooling (cooldown), rate_limited (until a known instant),
+// half_open (probes decide), healthy.
+enum class DeploymentState { kHealthy, kRateLimited, kCooling, kOpen, kHalfOpen, kDisabled };
+
+std::string_view Name(DeploymentState state);
+
+// Whether a deployment may be tried now and, if not, what holds it back and until when.
+struct Availability {
+    DeploymentState state = DeploymentState::kHealthy;
+    std::chrono::steady_clock::time_point until{};  // may be tried again; <= now: available
+};
+
 // One deployment's health as /status and the strategies see it.
 struct DeploymentSnapshot {
     using TimePoint = std::chrono::steady_clock::time_point;
     bool available = true;
-    std::string state;  // healthy, rate_limited, cooling, open, half_open, disabled
+    DeploymentState state = DeploymentState::kHealthy;
     std::optional<TimePoint> rate_limited_until;
     std::optional<TimePoint> cooling_until;
     std::optional<TimePoint> disabled_until;
@@ -62,6 +75,8 @@ class DeploymentHealth final {
     bool Available(std::size_t index, TimePoint now) const;
     // The first instant it may be tried again (now or earlier when available).
     TimePoint AvailableAt(std::size_t index, TimePoint now) const;
+    // Its state and the first instant it may be tried again, read together.
+    Availability AvailabilityAt(std::size_t index, TimePoint now) const;
     // Admits an attempt, taking a half-open probe slot when needed. False: choose another.
     bool Admit(std::size_t index, TimePoint now);
 
@@ -108,6 +123,7 @@ class DeploymentHealth final {
     };
     // Blockers at `now` for a locked entry.
     static TimePoint BlockedUntil(const Entry& e, TimePoint now);
+    static DeploymentState StateOf(const Entry& e, TimePoint now);
 
     HealthOptions options_;
     std::vector<std::unique_ptr<Entry>> entries_;

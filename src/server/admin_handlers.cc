@@ -113,7 +113,7 @@ asio::awaitable<void> ServeStatus(RequestContext& ctx) {
                 {"name", d.name},
                 {"model_group", group.name},
                 {"model", d.model},
-                {"state", s.state},
+                {"state", routing::Name(s.state)},
                 {"available", s.available},
                 {"rate_limited_until", TimeOrNull(s.rate_limited_until, now, wall_now)},
                 {"cooling_until", TimeOrNull(s.cooling_until, now, wall_now)},

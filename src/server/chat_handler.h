@@ -4,13 +4,12 @@
 
 namespace switchyard::server {
 
-// POST /v1/chat/completions: scan the request, plan its fallback chain, and run the attempt loop —
-// the one layer that retries (DESIGN 1.2-1.6). Each attempt's outcome is judged by
-// policy::Classify; the loop moves to another healthy deployment at once when one can serve,
-// waits (full-jitter backoff, retry-after as a minimum) only when none can, spends retries from
-// the client's and the deployment's retry budgets, never starts a wait that would overrun the
-// request's deadline, and ends with the answer, the client's own error, or an honest error that
-// lists every attempt (or a static degradation, when configured).
+// POST /v1/chat/completions: parse the request, admit it (client key, lane), read its options,
+// plan its fallback chain and hand it to the attempt engine (engine/decide.h), the one layer that
+// retries (docs/resilience.md#one-layer-retries): this coroutine executes the engine's actions —
+// sends, waits, semantic fallbacks — records each outcome in health, headroom and budgets, and
+// ends with the answer, the client's own error, or an honest error that lists every attempt and
+// says when a deployment can serve again (or a static degradation, when configured).
 asio::awaitable<void> ServeChat(RequestContext& ctx);
 
 // POST /v1/messages: the same for clients of Anthropic's Messages API; requests and answers are

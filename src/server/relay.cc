@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "api/stream_assembler.h"
+#include "api/stream_events.h"
 #include "api/translate.h"
 #include "api/usage.h"
 #include "core/sse_parser.h"
@@ -34,9 +35,17 @@ asio::awaitable<bool> WriteStreamHead(RequestContext& ctx,
     co_return !ec;
 }
 
+// The Unix time translated answers carry as `created`.
+std::int64_t UnixNow(const RequestContext& ctx) {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               ctx.Context().clock.WallNow().time_since_epoch())
+        .count();
+}
+
 }  // namespace
 
-std::string TranslateBody(std::string_view body, unsigned status, api::Wire from, api::Wire to) {
+std::string TranslateBody(std::string_view body, unsigned status, api::Wire from, api::Wire to,
+                          std::int64_t created) {
     if (from == to) return std::string(body);
     if (status < 200 || status >= 300) {
         return from == api::Wire::kAnthropic ? api::AnthropicErrorToOpenAi(body, status)
@@ -46,7 +55,7 @@ std::string TranslateBody(std::string_view body, unsigned status, api::Wire from
     boost::json::value parsed = boost::json::parse(body, ec);
     if (ec || !parsed.is_object()) return std::string(body);
     return boost::json::serialize(from == api::Wire::kAnthropic
-                                      ? api::AnthropicResponseToOpenAi(parsed.get_object())
+                                      ? api::AnthropicResponseToOpenAi(parsed.get_object(), created)
                                       : api::OpenAiResponseToAnthropic(parsed.get_object()));
 }
 
@@ -85,7 +94,7 @@ asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
     lines.reserve(512);
     const std::string_view content_type = header[http::field::content_type];
     if (ctx.wire != upstream) {
-        body = TranslateBody(body, header.result_int(), upstream, ctx.wire);
+        body = TranslateBody(body, header.result_int(), upstream, ctx.wire, UnixNow(ctx));
         AppendHeader(lines, "Content-Type", "application/json");
     } else {
         AppendHeader(lines, "Content-Type",
@@ -105,54 +114,14 @@ asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
 
 namespace {
 
-// An upstream error event: Anthropic's `event: error`, or an OpenAI chunk whose JSON has "error".
-bool IsErrorEvent(const core::SseEvent& event) {
-    if (event.name == "error") return true;
-    return event.has_data && event.data.starts_with("{\"error\"");
-}
-
-// Whether an event carries what the client came for: text, a tool call, a finish reason, or the
-// end of the stream. Everything before the first such event may be held back.
-bool CarriesContent(const core::SseEvent& event) {
-    if (!event.has_data) return false;
-    if (event.data == "[DONE]") return true;
-    if (event.name == "ping" || event.name == "message_start") return false;
-    boost::system::error_code ec;
-    const boost::json::value value = boost::json::parse(event.data, ec);
-    if (ec || !value.is_object()) return true;  // not ours to judge: forward it
-    const boost::json::object& o = value.get_object();
-    if (const auto* type = o.if_contains("type"); type && type->is_string()) {
-        // Anthropic: a block's first delta, the message's delta or its end carry content; the
-        // message_start, a block's empty start and pings do not.
-        return *type == "content_block_delta" || *type == "message_delta" ||
-               *type == "message_stop";
-    }
-    const auto* choices = o.if_contains("choices");
-    if (choices == nullptr || !choices->is_array() || choices->get_array().empty()) {
-        return o.contains("usage");
-    }
-    const auto& choice = choices->get_array().front();
-    if (!choice.is_object()) return true;
-    if (const auto* finish = choice.get_object().if_contains("finish_reason");
-        finish && !finish->is_null()) {
-        return true;
-    }
-    const auto* delta = choice.get_object().if_contains("delta");
-    if (delta == nullptr || !delta->is_object()) return false;
-    const auto& d = delta->get_object();
-    if (const auto* content = d.if_contains("content");
-        content && content->is_string() && !content->get_string().empty()) {
-        return true;
-    }
-    const auto* refusal = d.if_contains("refusal");
-    return d.contains("tool_calls") || d.contains("function_call") ||
-           (refusal != nullptr && !refusal->is_null());
-}
-
-// The event that ends a stream broken after its commit point, in the client's API.
+// The event that ends a stream broken after its commit point, in the client's API: Switchyard's
+// `stream_interrupted` error, with what went wrong upstream as its message.
 std::string StreamErrorEvent(api::Wire front, std::string_view message) {
     if (front == api::Wire::kAnthropic) {
-        boost::json::object error{{"type", "api_error"}, {"message", message}};
+        boost::json::object error{
+            {"type", "api_error"},
+            {"message", message},
+            {"details", boost::json::object{{"error_code", "stream_interrupted"}}}};
         return "event: error\ndata: " +
                boost::json::serialize(
                    boost::json::object{{"type", "error"}, {"error", std::move(error)}}) +
@@ -166,25 +135,20 @@ std::string StreamErrorEvent(api::Wire front, std::string_view message) {
            "\n\n";
 }
 
-bool IsProgress(const core::SseEvent& event, bool pings_are_progress) {
-    if (pings_are_progress) return true;
-    return event.has_data && event.name != "ping" && event.data != "{\"type\": \"ping\"}" &&
-           event.data != "{\"type\":\"ping\"}";
-}
-
 }  // namespace
 
-asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& call,
-                                  const StreamOptions& options, StreamResult& result) {
+asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::UpstreamCall& call,
+                                          StreamOptions options) {
     const core::Clock& clock = ctx.Context().clock;
     const auto& header = call.Header();
+    StreamResult result;
     // The client's API may differ from the deployment's: translate event by event. In assemble
     // mode the events become OpenAI chunks, the assembler's input.
     std::optional<api::AnthropicToOpenAiStream> to_openai;
     std::optional<api::OpenAiToAnthropicStream> to_anthropic;
     if (options.upstream == api::Wire::kAnthropic &&
         (options.front == api::Wire::kOpenAi || options.assemble)) {
-        to_openai.emplace(options.include_usage || options.assemble);
+        to_openai.emplace(options.include_usage || options.assemble, UnixNow(ctx));
     } else if (options.upstream == api::Wire::kOpenAi && options.front == api::Wire::kAnthropic &&
                !options.assemble) {
         to_anthropic.emplace();
@@ -214,28 +178,29 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
     core::SseParser sse;
     core::SseEvent event;
     std::string held;  // events not yet sent: before the commit point, or all in background mode
-    std::string out;
+    std::string out;   // events of this read to send after the commit point
     char buffer[16 * 1024];
     bool done_seen = false;
     bool content_seen = false;
     call.SetReadDeadline(clock.Now() + options.first_token);
-    while (!call.Done()) {
+    while (!call.Done() && result.error_event.empty()) {
         const std::size_t n = co_await call.ReadSome(buffer, sizeof buffer);
         if (call.Failed()) break;
         if (n == 0) continue;
         sse.Feed({buffer, n});
-        out.clear();
         bool progress = false;
         while (sse.Next(event)) {
-            if (!result.committed && IsErrorEvent(event)) {
-                // An error before any content: the attempt failed; nothing went downstream.
+            if (api::IsErrorEvent(event)) {
+                // Before any content the attempt failed and nothing went downstream; after it the
+                // stream ends here with Switchyard's error event.
                 result.error_event = event.data;
-                co_return;
+                if (!result.committed) co_return result;
+                break;
             }
-            if (event.data == "[DONE]" || event.name == "message_stop") done_seen = true;
+            if (api::IsEndEvent(event)) done_seen = true;
             if (event.data.find("\"usage\":{") != std::string::npos) NoteUsage(ctx, event.data);
-            if (!content_seen && CarriesContent(event)) content_seen = true;
-            if (content_seen && IsProgress(event, options.pings_are_progress)) progress = true;
+            if (!content_seen && api::CarriesContent(event)) content_seen = true;
+            if (content_seen && api::IsProgress(event, options.pings_are_progress)) progress = true;
             emit(event, result.committed ? out : held);
         }
         if (progress) call.SetReadDeadline(clock.Now() + options.chunk);
@@ -245,32 +210,35 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
             SetServedHeaders(ctx, response);
             ctx.record.status = response.result_int();
             const bool sent = co_await WriteStreamHead(ctx, serializer);
-            if (!sent) co_return;
+            if (!sent) co_return result;
             out.swap(held);
         }
-        if (out.empty() || !result.committed) continue;
+        if (out.empty() || !result.committed || !result.error_event.empty()) continue;
         ctx.watch.Arm(ctx.stream.socket(), clock.Now() + kDownstreamWriteTimeout);
         auto [ec, written] =
             co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(out)), kTuple);
         ctx.record.bytes_out += written;
+        out.clear();
         if (ec) {
             ctx.keep_alive = false;
             ctx.error = "client went away during the stream";
-            co_return;
+            co_return result;
         }
     }
+    if (call.Failed()) {
+        result.transport = call.Transport();
+        result.error = call.Error();
+    }
     const bool background = options.background || options.assemble;
-    const bool failed = call.Failed() || (background && !done_seen);
     if (!result.committed) {
-        if (failed) {
+        if (result.Failed() || (background && !done_seen)) {
             // Before the commit point (or anywhere in background mode): the attempt failed.
-            result.transport_failed = true;
-            result.failure = call.Failed() ? call.FailureKind() : upstream::Failure::kReset;
-            result.transport = call.Failed()
-                                   ? call.Error()
-                                   : core::LocalError{core::ErrorKind::kUpstreamUnreachable,
-                                                      "The upstream stream ended early."};
-            co_return;
+            if (!result.Failed()) {
+                result.transport = policy::Transport::kReset;
+                result.error = {core::ErrorKind::kUpstreamUnreachable,
+                                "The upstream stream ended early."};
+            }
+            co_return result;
         }
         result.committed = true;
         if (options.assemble) {
@@ -281,22 +249,27 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
             Response json{http::status::ok, 11};
             json.set(http::field::content_type, "application/json");
             SetServedHeaders(ctx, json);
-            json.body() = TranslateBody(assembler.Json(), 200, api::Wire::kOpenAi, options.front);
+            json.body() = TranslateBody(assembler.Json(), 200, api::Wire::kOpenAi, options.front,
+                                        UnixNow(ctx));
             co_await WriteResponse(ctx, json);
-            co_return;
+            co_return result;
         }
         // A whole stream (background mode, or one without content): deliver it now.
         SetServedHeaders(ctx, response);
         ctx.record.status = response.result_int();
         const bool sent = co_await WriteStreamHead(ctx, serializer);
-        if (!sent) co_return;
+        if (!sent) co_return result;
     }
-    out = std::move(held);
-    if (call.Failed()) {
-        ctx.error = call.Error().message;
-        if (!translating) out.append(sse.Pending());
+    out.append(held);
+    if (result.Failed()) {
+        const std::string message = result.error_event.empty()
+                                        ? result.error.message
+                                        : "The upstream failed during the stream: " +
+                                              api::ErrorMessageOf(result.error_event);
+        ctx.error = message;
+        if (!translating && result.error_event.empty()) out.append(sse.Pending());
         if (!out.empty() && !out.ends_with("\n\n")) out.append("\n\n");
-        out += StreamErrorEvent(options.front, call.Error().message);
+        out += StreamErrorEvent(options.front, message);
     } else {
         // An unterminated last event is still the provider's bytes (when passed through as is).
         if (!translating) out.append(sse.Pending());
@@ -309,7 +282,7 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
         ctx.record.bytes_out += written;
         if (ec) {
             ctx.keep_alive = false;
-            co_return;
+            co_return result;
         }
     }
     auto [last_ec, last_written] =
@@ -317,6 +290,7 @@ asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& c
     ctx.record.bytes_out += last_written;
     ctx.watch.Disarm();
     if (last_ec) ctx.keep_alive = false;
+    co_return result;
 }
 
 }  // namespace switchyard::server

@@ -12,8 +12,10 @@ namespace switchyard::server {
 // depth and the provider's request id.
 void SetServedHeaders(const RequestContext& ctx, http::fields& fields);
 
-// A whole response body of API `from` in API `to`: success bodies and error envelopes.
-std::string TranslateBody(std::string_view body, unsigned status, api::Wire from, api::Wire to);
+// A whole response body of API `from` in API `to`: success bodies and error envelopes. `created`
+// is the Unix time a translated chat.completion carries.
+std::string TranslateBody(std::string_view body, unsigned status, api::Wire from, api::Wire to,
+                          std::int64_t created);
 
 // Writes an upstream answer that was read whole (JSON success, or an error passed through):
 // its status, content type and body — translated to the client's API when the deployment speaks
@@ -36,24 +38,27 @@ struct StreamOptions {
     bool include_usage = false;               // the client asked for OpenAI's usage chunk
 };
 
-// How a relayed stream ended.
+// How a relayed stream ended. A failure before the commit point fails the attempt (nothing went
+// downstream); one after it was reported to the client as an error event, and still counts as a
+// failure of the deployment.
 struct StreamResult {
     bool committed = false;  // bytes went downstream: the request is answered, whatever follows
-    // Before the commit point only: what failed, for the classifier.
-    bool transport_failed = false;  // reset, stall (timeout) or a malformed body
-    upstream::Failure failure = upstream::Failure::kNone;
-    core::LocalError transport;  // its description
-    std::string error_event;     // the data of an error event that came first
+    policy::Transport transport = policy::Transport::kOk;  // a reset, a stall, a malformed body
+    core::LocalError error;                                // its description
+    std::string error_event;                               // the data of an upstream error event
+
+    bool Failed() const { return transport != policy::Transport::kOk || !error_event.empty(); }
 };
 
-// Relays an upstream SSE stream (DESIGN 1.2, 1.9). Events before the first one that carries
-// content (the role chunk, pings) are held back, so an error event, a reset or a stall before
-// any content fails the attempt like any other and the attempt loop may retry or fall back; the
-// first content event is the commit point. After it, events are forwarded one upstream read at a
-// time, complete events only, and a failure ends the stream with an OpenAI-format error event and
-// a clean chunked terminator — never a silent truncation. In background mode nothing is
-// committed until the stream has ended well, so any failure can be retried whole.
-asio::awaitable<void> RelayStream(RequestContext& ctx, upstream::UpstreamCall& call,
-                                  const StreamOptions& options, StreamResult& result);
+// Relays an upstream SSE stream (docs/providers.md#streams, docs/resilience.md#timeouts). Events
+// before the first one that carries content (the role chunk, pings) are held back, so an error
+// event, a reset or a stall before any content fails the attempt like any other and the engine
+// may retry or fall back; the first content event is the commit point. After it, events are
+// forwarded one upstream read at a time, complete events only, and a failure ends the stream
+// with a `stream_interrupted` error event in the client's API (the upstream's message inside) and
+// a clean chunked terminator — never a silent truncation. In background mode nothing is committed
+// until the stream has ended well, so any failure can be retried whole.
+asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::UpstreamCall& call,
+                                          StreamOptions options);
 
 }  // namespace switchyard::server

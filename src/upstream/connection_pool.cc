@@ -50,8 +50,8 @@ std::unique_ptr<Connection> ConnectionPool::TakeIdle(const config::Deployment& d
 
 asio::awaitable<std::unique_ptr<Connection>> ConnectionPool::Connect(
     const config::Deployment& deployment, std::chrono::milliseconds timeout, Watch& watch,
-    core::LocalError& error, Failure& failure) {
-    failure = Failure::kConnect;
+    core::LocalError& error, policy::Transport& transport) {
+    transport = policy::Transport::kConnect;
     const core::BaseUrl& url = deployment.base_url;
     auto [resolve_ec, endpoints] = co_await resolver_.async_resolve(
         url.host, std::to_string(url.port), tcp::resolver::numeric_service, kTuple);
@@ -77,13 +77,13 @@ asio::awaitable<std::unique_ptr<Connection>> ConnectionPool::Connect(
     if (connect_ec) {
         watch.Disarm();
         error = Unreachable(deployment, "connect", connect_ec);
-        if (connect_ec == beast::error::timeout) failure = Failure::kTimeout;
+        if (connect_ec == beast::error::timeout) transport = policy::Transport::kTimeout;
         co_return nullptr;
     }
     lowest.socket().set_option(tcp::no_delay(true));
     metrics_.CountUpstreamConnect();
     if (url.tls) {
-        failure = Failure::kTls;
+        transport = policy::Transport::kTls;
         // SNI, and the certificate must name the host (RFC 6125).
         if (!SSL_set_tlsext_host_name(c->tls->native_handle(), url.host.c_str())) {
             watch.Disarm();
@@ -100,12 +100,12 @@ asio::awaitable<std::unique_ptr<Connection>> ConnectionPool::Connect(
         if (handshake_ec) {
             watch.Disarm();
             error = Unreachable(deployment, "TLS handshake", handshake_ec);
-            if (handshake_ec == beast::error::timeout) failure = Failure::kTimeout;
+            if (handshake_ec == beast::error::timeout) transport = policy::Transport::kTimeout;
             co_return nullptr;
         }
     }
     watch.Disarm();
-    failure = Failure::kNone;
+    transport = policy::Transport::kOk;
     co_return c;
 }
 

@@ -12,13 +12,11 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "observe/metrics.h"
+#include "policy/classify.h"
 #include "upstream/tls_contexts.h"
 #include "upstream/watchdog.h"
 
 namespace switchyard::upstream {
-
-// How an upstream exchange failed at the transport level, for the classifier.
-enum class Failure { kNone, kConnect, kTls, kReset, kTimeout, kProtocol };
 
 // One upstream connection, plain TCP or TLS over TCP, with its read buffer.
 struct Connection {
@@ -48,11 +46,11 @@ class ConnectionPool final {
 
     // Opens a new connection (resolve, connect, TLS handshake with SNI and host name
     // verification) within `timeout`, enforced through `watch`. On failure returns null and
-    // fills `error` and `failure`.
+    // fills `error` and `transport`.
     asio::awaitable<std::unique_ptr<Connection>> Connect(const config::Deployment& deployment,
                                                          std::chrono::milliseconds timeout,
                                                          Watch& watch, core::LocalError& error,
-                                                         Failure& failure);
+                                                         policy::Transport& transport);
 
     // Keeps a connection whose last exchange ended cleanly for reuse.
     void Release(std::unique_ptr<Connection> connection);

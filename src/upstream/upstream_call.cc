@@ -37,15 +37,15 @@ void UpstreamCall::Fail(std::string_view step, const boost::system::error_code& 
     failed_ = true;
     const std::string& name = deployment_->name;
     if (ec == beast::error::timeout) {
-        failure_ = Failure::kTimeout;
+        transport_ = policy::Transport::kTimeout;
         error_ = {core::ErrorKind::kUpstreamTimeout,
                   "Upstream '" + name + "' timed out during " + std::string(step) + "."};
         return;
     }
-    failure_ = Failure::kReset;
+    transport_ = policy::Transport::kReset;
     if (ec.category() == make_error_code(http::error::bad_version).category() ||
         ec == http::error::body_limit) {
-        failure_ = Failure::kProtocol;
+        transport_ = policy::Transport::kProtocol;
         error_ = {core::ErrorKind::kUpstreamProtocol, "Upstream '" + name + "' sent an invalid " +
                                                           std::string(step) + " (" + ec.message() +
                                                           ")."};
@@ -101,7 +101,7 @@ asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,
                 timeouts_.deadline - clock_.Now());
             const auto budget =
                 std::max(std::chrono::milliseconds(1), std::min(timeouts_.connect, remaining));
-            connection_ = co_await pool_.Connect(deployment, budget, watch_, error_, failure_);
+            connection_ = co_await pool_.Connect(deployment, budget, watch_, error_, transport_);
             if (!connection_) {
                 failed_ = true;
                 co_return false;
@@ -123,7 +123,7 @@ asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,
         co_return false;
     }
     failed_ = true;
-    failure_ = Failure::kReset;
+    transport_ = policy::Transport::kReset;
     error_ = {core::ErrorKind::kUpstreamUnreachable,
               "Upstream '" + deployment.name + "' closed the connection."};
     co_return false;

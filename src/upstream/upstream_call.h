@@ -38,7 +38,7 @@ class UpstreamCall final {
     ~UpstreamCall();
 
     // Sends the request and reads the response header. False on failure, with `Error()` and
-    // `FailureTransport()` set. `request` (and the body it refers to) must outlive the call.
+    // `Transport()` set. `request` (and the body it refers to) must outlive the call.
     asio::awaitable<bool> Start(const config::Deployment& deployment,
                                 const providers::UpstreamRequest& request, Timeouts timeouts);
 
@@ -66,7 +66,7 @@ class UpstreamCall final {
     const core::LocalError& Error() const { return error_; }
     bool Failed() const { return failed_; }
     // How a failed call failed, for the classifier.
-    Failure FailureKind() const { return failure_; }
+    policy::Transport Transport() const { return transport_; }
 
   private:
     template <class Stream>
@@ -92,7 +92,7 @@ class UpstreamCall final {
     std::optional<http::response_parser<http::buffer_body, ResponseAllocator>> parser_;
     core::LocalError error_;
     bool failed_ = false;
-    Failure failure_ = Failure::kNone;
+    policy::Transport transport_ = policy::Transport::kOk;
 };
 
 }  // namespace switchyard::upstream

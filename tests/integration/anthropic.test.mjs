@@ -213,7 +213,8 @@ test('an Anthropic `event: error` before any text is retried; after text it reac
   events = sse((await rawExchange(gateway.port, raw('/v1/chat/completions',
     { model: 'claude', stream: true, messages: [{ role: 'user', content: 'Hi' }] }))).text);
   const last = JSON.parse(events.at(-1).data);
-  assert.equal(last.error.type, 'overloaded_error', 'translated to an OpenAI error chunk');
+  assert.equal(last.error.code, 'stream_interrupted', 'an OpenAI error chunk');
+  assert.match(last.error.message, /: Overloaded$/, "Anthropic's message inside");
   await mock.scenario([
     { match: { model: 'claude-overloaded' }, fault: 'status=529' },
     { match: { model: 'gpt-overloaded' }, fault: 'status=503' },

@@ -95,7 +95,10 @@ test('interactive: an error event after content reaches the client, no retry', a
   const r = parse((await rawExchange(gateway.port, streamRequest('error-late'))).text);
   assert.equal(r.status, 200);
   assert.equal(r.words.length, 2);
-  assert.equal(JSON.parse(r.events.at(-1)).error.code, 'server_is_overloaded');
+  const error = JSON.parse(r.events.at(-1)).error;
+  assert.equal(error.code, 'stream_interrupted');
+  assert.match(error.message, /Our servers are currently overloaded/);
+  assert.ok(!error.message.includes('{'), 'the message, not the raw JSON');
   assert.equal((await attempts('error-late')).length, 1);
 });
 

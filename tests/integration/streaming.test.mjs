@@ -95,7 +95,10 @@ test('an error event after the 200 reaches the client and the stream ends cleanl
   const { status, events } = parseStream(text);
   assert.equal(status, 200);
   const last = JSON.parse(events.at(-1));
-  assert.equal(last.error.code, 'server_is_overloaded');
+  // Switchyard's own stream_interrupted event, the upstream's message inside (not its JSON).
+  assert.equal(last.error.code, 'stream_interrupted');
+  assert.equal(last.error.type, 'upstream_error');
+  assert.match(last.error.message, /: Our servers are currently overloaded\. Please try again later\.$/);
   assert.ok(!events.includes('[DONE]'));
   const words = events.slice(0, -1).map((e) => JSON.parse(e).choices[0]?.delta?.content)
     .filter((c) => c && c.trim());

@@ -443,8 +443,9 @@ TEST(TranslateResponseTest, AnthropicToOpenAiToolUse) {
         "id": "msg_02", "model": "c", "stop_reason": "tool_use",
         "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather",
                      "input": {"city": "Paris"}}],
-        "usage": {"input_tokens": 3, "output_tokens": 4}})"));
-    EXPECT_EQ(out.at("created"), 0);
+        "usage": {"input_tokens": 3, "output_tokens": 4}})"),
+                                                       1700000001);
+    EXPECT_EQ(out.at("created"), 1700000001);
     EXPECT_EQ(out.at("choices").at(0), json::parse(R"({"index": 0, "message": {
         "role": "assistant", "content": null, "refusal": null, "tool_calls": [
             {"id": "toolu_1", "type": "function",
@@ -463,8 +464,9 @@ TEST(TranslateResponseTest, AnthropicStopReasonsToFinishReasons) {
     for (const auto& [stop_reason, finish_reason] : cases) {
         json::object message = Obj(R"({"id":"m","content":[{"type":"text","text":"x"}]})");
         message["stop_reason"] = stop_reason;
-        EXPECT_EQ(AnthropicResponseToOpenAi(message).at("choices").at(0).at("finish_reason"),
-                  finish_reason);
+        EXPECT_EQ(
+            AnthropicResponseToOpenAi(message, 1700000000).at("choices").at(0).at("finish_reason"),
+            finish_reason);
     }
 }
 
@@ -509,7 +511,7 @@ TEST(TranslateResponseTest, MalformedResponsesDoNotCrash) {
         R"({"choices":[{"message":{"tool_calls":[{"function":{"arguments":"{"}}]}}]})"};
     for (const char* body : bodies) {
         const json::object in = Obj(body);
-        EXPECT_EQ(AnthropicResponseToOpenAi(in).at("object"), "chat.completion");
+        EXPECT_EQ(AnthropicResponseToOpenAi(in, 1700000000).at("object"), "chat.completion");
         EXPECT_EQ(OpenAiResponseToAnthropic(in).at("type"), "message");
     }
 }
@@ -651,7 +653,7 @@ TEST(TranslateStreamTest, AnthropicFixtureToOpenAiChunksWithUsage) {
 }
 
 TEST(TranslateStreamTest, AnthropicFixtureWithoutUsageOrEventNames) {
-    AnthropicToOpenAiStream stream(false);
+    AnthropicToOpenAiStream stream(false, 1700000000);
     std::string out;
     for (const auto& [name, data] : kAnthropicBasicStream) {
         stream.Feed("", data, out);  // the type inside data names the event
@@ -727,7 +729,7 @@ TEST(TranslateStreamTest, AnthropicToolUseToOpenAiToolCallChunks) {
 }
 
 TEST(TranslateStreamTest, AnthropicErrorEventToOpenAiErrorChunk) {
-    AnthropicToOpenAiStream stream(true);
+    AnthropicToOpenAiStream stream(true, 1700000000);
     std::string out;
     stream.Feed("message_start", kAnthropicBasicStream[0].second, out);
     out.clear();
@@ -751,7 +753,7 @@ TEST(TranslateStreamTest, AnthropicMalformedEventsDoNotCrash) {
                             R"({"type":"content_block_start","content_block":7})",
                             R"({"type":"message_start","message":{"usage":"x"}})"};
     for (const char* data : inputs) {
-        AnthropicToOpenAiStream stream(true);
+        AnthropicToOpenAiStream stream(true, 1700000000);
         std::string out;
         stream.Feed("", data, out);
         stream.Feed("content_block_delta", data, out);
@@ -760,7 +762,7 @@ TEST(TranslateStreamTest, AnthropicMalformedEventsDoNotCrash) {
             EXPECT_NO_THROW(json::parse(event)) << event;
         }
     }
-    AnthropicToOpenAiStream stream(false);
+    AnthropicToOpenAiStream stream(false, 1700000000);
     std::string out;
     stream.Feed("message_start", "{broken", out);
     EXPECT_EQ(json::parse(Events(out).at(0).second).at("error").at("type"), "api_error");

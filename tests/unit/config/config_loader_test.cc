@@ -229,7 +229,8 @@ TEST(ConfigLoaderTest, ResilienceDefaults) {
     EXPECT_EQ(c.retry.base, defaults.base);
     EXPECT_EQ(c.retry.cap, defaults.cap);
     EXPECT_EQ(c.retry.deadline, defaults.deadline);
-    EXPECT_EQ(c.retry.class_retries, defaults.class_retries);
+    EXPECT_EQ(c.retry.class_retries.values, defaults.class_retries.values);
+    EXPECT_FALSE(c.retry.num_retries);
     EXPECT_DOUBLE_EQ(c.retry.budget_max_tokens, 100);
     EXPECT_DOUBLE_EQ(c.retry.budget_token_ratio, 0.1);
     EXPECT_EQ(c.degradation.mode, DegradationConfig::Mode::kError);
@@ -241,19 +242,38 @@ TEST(ConfigLoaderTest, ResilienceDefaults) {
     EXPECT_TRUE(a.params.empty());
 }
 
-TEST(ConfigLoaderTest, EveryDefaultClassRetryNamesAnErrorClass) {
-    for (const auto& [name, retries] : RetryConfig{}.class_retries) {
-        bool found = false;
-        for (int c = 0; c <= static_cast<int>(policy::ErrorClass::kProtocol); ++c) {
-            found = found || policy::Name(static_cast<policy::ErrorClass>(c)) == name;
+TEST(ConfigLoaderTest, OnlyRetryableClassesHaveRetriesByDefault) {
+    const RetryConfig defaults;
+    for (std::size_t i = 0; i < policy::kErrorClassCount; ++i) {
+        const auto c = static_cast<policy::ErrorClass>(i);
+        const bool retryable = std::find(std::begin(kRetryableClasses), std::end(kRetryableClasses),
+                                         c) != std::end(kRetryableClasses);
+        if (!retryable) {
+            EXPECT_EQ(defaults.class_retries[c], 0) << policy::Name(c);
         }
-        EXPECT_TRUE(found) << "class_retries key '" << name << "' is not a policy::ErrorClass name";
     }
+    EXPECT_EQ(defaults.class_retries[policy::ErrorClass::kTimeout], 1);
+}
+
+TEST(ConfigLoaderTest, ClassRetriesOfAClassThatIsNeverRetriedIsAnError) {
+    const LoadResult result = LoadConfigText(R"(retry:
+  class_retries: {bad_request: 2}
+models:
+  - name: a
+    deployments: [{name: a1, model: m, api_base: "http://h:1/v1"}]
+)",
+                                             "r.yaml", FakeEnv({}));
+    ASSERT_EQ(result.problems.size(), 1u) << AllProblems(result);
+    EXPECT_NE(result.problems[0].message.find("unknown error class 'bad_request'"),
+              std::string::npos)
+        << result.problems[0].message;
+    EXPECT_EQ(result.problems[0].line, 2);
 }
 
 TEST(ConfigLoaderTest, LoadsRetryDegradationAndFallbacks) {
     constexpr std::string_view kYaml = R"(retry:
   max_attempts: 4
+  num_retries: 2
   base_ms: 250
   cap_ms: 8000
   deadline_ms: 30000
@@ -295,10 +315,13 @@ models:
     EXPECT_EQ(c.retry.base.count(), 250);
     EXPECT_EQ(c.retry.cap.count(), 8000);
     EXPECT_EQ(c.retry.deadline.count(), 30000);
-    EXPECT_EQ(c.retry.class_retries.at("rate_limited"), 5);
-    EXPECT_EQ(c.retry.class_retries.at("timeout"), 0);
-    EXPECT_EQ(c.retry.class_retries.at("connection"), 1);
-    EXPECT_EQ(c.retry.class_retries.at("overloaded"), RetryConfig{}.class_retries.at("overloaded"))
+    EXPECT_EQ(c.retry.num_retries, 2);
+    using policy::ErrorClass;
+    EXPECT_EQ(c.retry.class_retries[ErrorClass::kRateLimited], 5);
+    EXPECT_EQ(c.retry.class_retries[ErrorClass::kTimeout], 0);
+    EXPECT_EQ(c.retry.class_retries[ErrorClass::kConnection], 1);
+    EXPECT_EQ(c.retry.class_retries[ErrorClass::kOverloaded],
+              RetryConfig{}.class_retries[ErrorClass::kOverloaded])
         << "classes not named keep their default";
     EXPECT_DOUBLE_EQ(c.retry.budget_max_tokens, 20);
     EXPECT_DOUBLE_EQ(c.retry.budget_token_ratio, 0.25);

@@ -80,7 +80,7 @@ bool Report(DeploymentHealth& health, std::size_t i, TimePoint now, ErrorClass e
 void ExpectHealthy(const DeploymentHealth& health, std::size_t i, TimePoint now) {
     const DeploymentSnapshot s = health.Snapshot(i, now);
     EXPECT_TRUE(s.available);
-    EXPECT_EQ(s.state, "healthy");
+    EXPECT_EQ(s.state, DeploymentState::kHealthy);
     EXPECT_EQ(s.breaker, BreakerState::kClosed);
     EXPECT_FALSE(s.rate_limited_until);
     EXPECT_FALSE(s.cooling_until);
@@ -96,6 +96,27 @@ const ErrorClass kSickClasses[] = {ErrorClass::kServerError, ErrorClass::kOverlo
 const ErrorClass kClientClasses[] = {ErrorClass::kBadRequest,    ErrorClass::kAuth,
                                      ErrorClass::kNotFound,      ErrorClass::kContextWindow,
                                      ErrorClass::kContentPolicy, ErrorClass::kRetryableClient};
+
+// What the attempt engine reads: the state and the instant it lifts, read together. A cooldown on
+// top of a rate limit reads as cooling (sick), not as a rate limit worth waiting for.
+TEST(DeploymentHealthTest, AvailabilityNamesTheBlockerAndWhenItLifts) {
+    DeploymentHealth health(1, CooldownOnly(1));
+    Availability a = health.AvailabilityAt(0, kT0);
+    EXPECT_EQ(a.state, DeploymentState::kHealthy);
+    EXPECT_LE(a.until, kT0);
+
+    Report(health, 0, kT0, ErrorClass::kRateLimited, milliseconds(2'000));
+    a = health.AvailabilityAt(0, kT0);
+    EXPECT_EQ(a.state, DeploymentState::kRateLimited);
+    EXPECT_EQ(a.until, kT0 + milliseconds(2'000));
+
+    Report(health, 0, kT0, ErrorClass::kServerError);
+    Report(health, 0, kT0, ErrorClass::kServerError);  // over allowed_fails: a 30 s cooldown
+    a = health.AvailabilityAt(0, kT0);
+    EXPECT_EQ(a.state, DeploymentState::kCooling);
+    EXPECT_EQ(a.until, kT0 + seconds(30));
+    EXPECT_EQ(health.AvailabilityAt(0, kT0 + seconds(30)).state, DeploymentState::kHealthy);
+}
 
 TEST(DeploymentHealthTest, EveryDeploymentStartsAvailable) {
     const DeploymentHealth health(3, Options());
@@ -125,10 +146,10 @@ TEST(DeploymentHealthTest, RateLimitedUntilHoldsTheDeploymentBack) {
     EXPECT_TRUE(health.Available(1, kT0 + milliseconds(6'000)));
     EXPECT_TRUE(health.Admit(1, kT0 + milliseconds(5'000)));
     const DeploymentSnapshot s = health.Snapshot(1, kT0);
-    EXPECT_EQ(s.state, "rate_limited");
+    EXPECT_EQ(s.state, DeploymentState::kRateLimited);
     EXPECT_FALSE(s.available);
     EXPECT_EQ(s.rate_limited_until, kT0 + milliseconds(5'000));
-    EXPECT_EQ(health.Snapshot(1, kT0 + milliseconds(5'000)).state, "healthy");
+    EXPECT_EQ(health.Snapshot(1, kT0 + milliseconds(5'000)).state, DeploymentState::kHealthy);
     // The others are not affected.
     ExpectHealthy(health, 0, kT0);
     ExpectHealthy(health, 2, kT0);
@@ -242,7 +263,7 @@ TEST(DeploymentHealthTest, ServerSideFailuresCountTowardTheCooldown) {
         EXPECT_FALSE(health.Admit(0, kT0 + seconds(1)));
         EXPECT_EQ(health.AvailableAt(0, kT0 + seconds(1)), until);
         const DeploymentSnapshot s = health.Snapshot(0, kT0 + seconds(1));
-        EXPECT_EQ(s.state, "cooling");
+        EXPECT_EQ(s.state, DeploymentState::kCooling);
         EXPECT_FALSE(s.available);
         EXPECT_EQ(s.cooling_until, until);
         EXPECT_EQ(s.breaker, BreakerState::kClosed);
@@ -264,7 +285,7 @@ TEST(DeploymentHealthTest, ServerSideFailuresOpenTheBreaker) {
         Report(health, 0, kT0 + seconds(2), error);
         const TimePoint until = kT0 + seconds(32);
         const DeploymentSnapshot s = health.Snapshot(0, kT0 + seconds(2));
-        EXPECT_EQ(s.state, "open");
+        EXPECT_EQ(s.state, DeploymentState::kOpen);
         EXPECT_FALSE(s.available);
         EXPECT_EQ(s.breaker, BreakerState::kOpen);
         EXPECT_EQ(s.breaker_open_until, until);
@@ -273,7 +294,7 @@ TEST(DeploymentHealthTest, ServerSideFailuresOpenTheBreaker) {
         EXPECT_FALSE(health.Admit(0, until - nanoseconds(1)));
         // When the open time is up it is half-open, and available for a probe.
         const DeploymentSnapshot later = health.Snapshot(0, until);
-        EXPECT_EQ(later.state, "half_open");
+        EXPECT_EQ(later.state, DeploymentState::kHalfOpen);
         EXPECT_EQ(later.breaker, BreakerState::kHalfOpen);
         EXPECT_TRUE(later.available);
         EXPECT_FALSE(later.breaker_open_until);
@@ -307,14 +328,14 @@ TEST(DeploymentHealthTest, ClientErrorsDoNotBreakAFailureStreak) {
     for (int i = 0; i < 10; ++i) Report(health, 0, kT0, ErrorClass::kBadRequest);
     EXPECT_TRUE(health.Available(0, kT0));
     Report(health, 0, kT0, ErrorClass::kServerError);
-    EXPECT_EQ(health.Snapshot(0, kT0).state, "open");
+    EXPECT_EQ(health.Snapshot(0, kT0).state, DeploymentState::kOpen);
 }
 
 TEST(DeploymentHealthTest, RateLimitedMarksButIsNotAFailure) {
     DeploymentHealth health(1, Twitchy());
     EXPECT_FALSE(Report(health, 0, kT0, ErrorClass::kRateLimited, milliseconds(2'000)));
     const DeploymentSnapshot s = health.Snapshot(0, kT0);
-    EXPECT_EQ(s.state, "rate_limited");
+    EXPECT_EQ(s.state, DeploymentState::kRateLimited);
     EXPECT_FALSE(s.available);
     EXPECT_EQ(s.rate_limited_until, kT0 + milliseconds(2'000));
     EXPECT_EQ(s.breaker, BreakerState::kClosed);
@@ -329,7 +350,7 @@ TEST(DeploymentHealthTest, RateLimitedMarksButIsNotAFailure) {
         const TimePoint t = kT0 + seconds(10 + i);
         ASSERT_TRUE(health.Admit(0, t)) << i;
         Report(health, 0, t, ErrorClass::kRateLimited, milliseconds(500));
-        ASSERT_EQ(health.Snapshot(0, t).state, "rate_limited") << i;
+        ASSERT_EQ(health.Snapshot(0, t).state, DeploymentState::kRateLimited) << i;
     }
     ExpectHealthy(health, 0, kT0 + seconds(200));
 }
@@ -350,7 +371,7 @@ TEST(DeploymentHealthTest, QuotaExhaustedDisablesUntilTheNextMonth) {
 
     EXPECT_TRUE(Report(health, 0, kT0, ErrorClass::kQuotaExhausted)) << "newly disabled";
     DeploymentSnapshot s = health.Snapshot(0, kT0);
-    EXPECT_EQ(s.state, "disabled");
+    EXPECT_EQ(s.state, DeploymentState::kDisabled);
     EXPECT_FALSE(s.available);
     EXPECT_EQ(s.disabled_until, until);
     EXPECT_EQ(s.disabled_reason, "spend cap reached");
@@ -370,7 +391,7 @@ TEST(DeploymentHealthTest, QuotaExhaustedDisablesUntilTheNextMonth) {
 
     // On April 1 it serves again; hitting the cap in April is news again, until May 1.
     EXPECT_TRUE(health.Available(0, until));
-    EXPECT_EQ(health.Snapshot(0, until).state, "healthy");
+    EXPECT_EQ(health.Snapshot(0, until).state, DeploymentState::kHealthy);
     const WallTime april = sys_days{2025y / April / 1};
     EXPECT_TRUE(Report(health, 0, until + hours(1), ErrorClass::kQuotaExhausted, std::nullopt,
                        std::nullopt, april + hours(1)));
@@ -391,7 +412,7 @@ TEST(DeploymentHealthTest, DisableAndEnable) {
     DeploymentHealth health(2, Options());
     health.Disable(1, kT0 + hours(1), "maintenance");
     DeploymentSnapshot s = health.Snapshot(1, kT0);
-    EXPECT_EQ(s.state, "disabled");
+    EXPECT_EQ(s.state, DeploymentState::kDisabled);
     EXPECT_EQ(s.disabled_until, kT0 + hours(1));
     EXPECT_EQ(s.disabled_reason, "maintenance");
     EXPECT_FALSE(health.Admit(1, kT0));
@@ -407,7 +428,7 @@ TEST(DeploymentHealthTest, EnableClearsDisabledCooldownBreakerAndRateLimit) {
     Report(health, 0, kT0, ErrorClass::kRateLimited, minutes(5));
     Report(health, 0, kT0, ErrorClass::kQuotaExhausted);
     DeploymentSnapshot s = health.Snapshot(0, kT0);
-    EXPECT_EQ(s.state, "disabled");
+    EXPECT_EQ(s.state, DeploymentState::kDisabled);
     EXPECT_TRUE(s.cooling_until);
     EXPECT_TRUE(s.rate_limited_until);
     EXPECT_EQ(s.breaker, BreakerState::kOpen);
@@ -434,17 +455,17 @@ TEST(DeploymentHealthTest, AdmitTakesTheHalfOpenProbeSlot) {
     EXPECT_FALSE(health.Available(0, t));
     EXPECT_GT(health.AvailableAt(0, t), t);
     DeploymentSnapshot s = health.Snapshot(0, t);
-    EXPECT_EQ(s.state, "half_open");
+    EXPECT_EQ(s.state, DeploymentState::kHalfOpen);
     EXPECT_FALSE(s.available);
 
     // A neutral outcome frees the slot without deciding anything.
     Report(health, 0, t, ErrorClass::kBadRequest);
-    EXPECT_EQ(health.Snapshot(0, t).state, "half_open");
+    EXPECT_EQ(health.Snapshot(0, t).state, DeploymentState::kHalfOpen);
     ASSERT_TRUE(health.Admit(0, t));
     EXPECT_FALSE(health.Admit(0, t));
     // A success frees it and counts one of two.
     Report(health, 0, t, ErrorClass::kNone, std::nullopt, milliseconds(80));
-    EXPECT_EQ(health.Snapshot(0, t).state, "half_open");
+    EXPECT_EQ(health.Snapshot(0, t).state, DeploymentState::kHalfOpen);
     ASSERT_TRUE(health.Admit(0, t));
     EXPECT_FALSE(health.Admit(0, t));
     Report(health, 0, t, ErrorClass::kNone);
@@ -461,7 +482,7 @@ TEST(DeploymentHealthTest, AFailedProbeReopensTheBreaker) {
     ASSERT_TRUE(health.Admit(0, t));
     Report(health, 0, t, ErrorClass::kTimeout);
     const DeploymentSnapshot s = health.Snapshot(0, t);
-    EXPECT_EQ(s.state, "open");
+    EXPECT_EQ(s.state, DeploymentState::kOpen);
     EXPECT_EQ(s.breaker_open_until, t + seconds(30));
     EXPECT_EQ(health.AvailableAt(0, t), t + seconds(30));
     EXPECT_FALSE(health.Admit(0, t + seconds(29)));
@@ -471,18 +492,19 @@ TEST(DeploymentHealthTest, AFailedProbeReopensTheBreaker) {
 TEST(DeploymentHealthTest, SnapshotStatePrecedence) {
     DeploymentHealth health(1, CooldownOnly(0));
     health.RateLimitedUntil(0, kT0 + seconds(100));
-    EXPECT_EQ(health.Snapshot(0, kT0).state, "rate_limited");
+    EXPECT_EQ(health.Snapshot(0, kT0).state, DeploymentState::kRateLimited);
     Report(health, 0, kT0, ErrorClass::kServerError);  // cools for 30 s
     DeploymentSnapshot s = health.Snapshot(0, kT0);
-    EXPECT_EQ(s.state, "cooling") << "cooling outranks a rate limit";
+    EXPECT_EQ(s.state, DeploymentState::kCooling) << "cooling outranks a rate limit";
     EXPECT_EQ(s.rate_limited_until, kT0 + seconds(100));
     EXPECT_EQ(s.cooling_until, kT0 + seconds(30));
     EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + seconds(100)) << "the later blocker wins";
     health.Disable(0, kT0 + seconds(10), "operator");
-    EXPECT_EQ(health.Snapshot(0, kT0).state, "disabled") << "disabled outranks everything";
-    EXPECT_EQ(health.Snapshot(0, kT0 + seconds(10)).state, "cooling");
-    EXPECT_EQ(health.Snapshot(0, kT0 + seconds(30)).state, "rate_limited");
-    EXPECT_EQ(health.Snapshot(0, kT0 + seconds(100)).state, "healthy");
+    EXPECT_EQ(health.Snapshot(0, kT0).state, DeploymentState::kDisabled)
+        << "disabled outranks everything";
+    EXPECT_EQ(health.Snapshot(0, kT0 + seconds(10)).state, DeploymentState::kCooling);
+    EXPECT_EQ(health.Snapshot(0, kT0 + seconds(30)).state, DeploymentState::kRateLimited);
+    EXPECT_EQ(health.Snapshot(0, kT0 + seconds(100)).state, DeploymentState::kHealthy);
 }
 
 TEST(DeploymentHealthTest, InFlightIsPerDeployment) {
@@ -590,7 +612,7 @@ TEST(DeploymentHealthStressTest, EightThreadsHammerOneDeployment) {
                     health.AddInFlight(0, -1);
                 } else if (roll < 850) {
                     const DeploymentSnapshot s = health.Snapshot(0, now());
-                    const auto it = std::find(states.begin(), states.end(), s.state);
+                    const auto it = std::find(states.begin(), states.end(), Name(s.state));
                     if (it == states.end()) {
                         bad_states.fetch_add(1);
                     } else {
@@ -635,7 +657,8 @@ TEST(DeploymentHealthStressTest, EightThreadsHammerOneDeployment) {
 
     const TimePoint end = now();
     const DeploymentSnapshot s = health.Snapshot(0, end);
-    EXPECT_NE(std::find(states.begin(), states.end(), s.state), states.end()) << s.state;
+    EXPECT_NE(std::find(states.begin(), states.end(), Name(s.state)), states.end())
+        << Name(s.state);
     EXPECT_EQ(s.in_flight, 0);
     EXPECT_GE(s.ewma_ttft_ms, 10);
     EXPECT_LE(s.ewma_ttft_ms, 500);
@@ -646,8 +669,8 @@ TEST(DeploymentHealthStressTest, EightThreadsHammerOneDeployment) {
     // Every admitted attempt reported back, so no probe slot leaked: once every blocker has run
     // out (an hour later; a spend cap lasts longer) it admits again.
     const TimePoint later = end + hours(1);
-    if (health.Snapshot(0, later).state != "disabled") {
-        EXPECT_TRUE(health.Admit(0, later)) << health.Snapshot(0, later).state;
+    if (health.Snapshot(0, later).state != DeploymentState::kDisabled) {
+        EXPECT_TRUE(health.Admit(0, later)) << Name(health.Snapshot(0, later).state);
     }
     health.Enable(0);
     EXPECT_TRUE(health.Admit(0, later));

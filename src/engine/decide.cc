@@ -1,0 +1,271 @@
+#include "engine/decide.h"
+
+#include <algorithm>
+
+namespace switchyard::engine {
+
+AttemptState::AttemptState(EnginePolicy p, const std::vector<Stage>& chain, TimePoint d)
+    : policy(p), deadline(d) {
+    Append(chain);
+}
+
+void AttemptState::Append(const std::vector<Stage>& chain) {
+    for (const Stage& stage : chain) {
+        StageState s;
+        s.group = stage.group;
+        s.first_target = targets.size();
+        s.target_count = stage.deployments.size();
+        for (const config::Deployment* deployment : stage.deployments) {
+            Target t;
+            t.deployment = deployment;
+            t.stage = stages.size();
+            targets.push_back(t);
+        }
+        stages.push_back(s);
+    }
+}
+
+namespace {
+
+using Block = TargetHealth::Block;
+using Kind = Action::Kind;
+
+const TargetHealth& Health(const World& world, const Target& t) {
+    return world.health[t.deployment->index];
+}
+
+// May `t` be sent to now, as far as health and this request know?
+bool Free(const Target& t, const TargetHealth& h, TimePoint now) {
+    return !t.excluded && h.block == Block::kNone && t.retry_after_until <= now &&
+           t.headroom_until <= now;
+}
+
+Action Send(AttemptState& s, std::size_t index, bool retry) {
+    Target& t = s.targets[index];
+    if (retry) {
+        StageState& stage = s.stages[t.stage];
+        ++stage.retries_by_class[t.last_class];
+        ++stage.retries;
+    }
+    t.retry_at.reset();
+    s.sent = index;
+    Action a;
+    a.kind = Kind::kSend;
+    a.target = index;
+    a.retry = retry;
+    return a;
+}
+
+Action Simple(Kind kind) {
+    Action a;
+    a.kind = kind;
+    return a;
+}
+
+// May the tried target `t` be sent to again (caps and budgets; timing aside)?
+bool MayRetry(const AttemptState& s, const StageState& stage, const Target& t,
+              const TargetHealth& h, const World& world) {
+    if (!s.policy.retries || t.excluded || t.attempts == 0) return false;
+    if (stage.retries_by_class[t.last_class] >= s.policy.class_retries[t.last_class]) return false;
+    if (s.policy.stage_retries && stage.retries >= *s.policy.stage_retries) return false;
+    return h.retry_budget && world.client_retry_budget;
+}
+
+// Later stages with an untried target that could serve now: each needs one attempt.
+int StagesAheadThatCanServe(const AttemptState& s, const World& world) {
+    int ahead = 0;
+    for (std::size_t i = s.stage + 1; i < s.stages.size(); ++i) {
+        const StageState& stage = s.stages[i];
+        for (std::size_t t = stage.first_target; t < stage.first_target + stage.target_count; ++t) {
+            if (s.targets[t].attempts == 0 &&
+                Free(s.targets[t], Health(world, s.targets[t]), world.now)) {
+                ++ahead;
+                break;
+            }
+        }
+    }
+    return ahead;
+}
+
+// The current stage's next action, or nullopt when it has nothing left that fits. Sets
+// `deadline_bound` when only the deadline stood in the way.
+std::optional<Action> ChooseInStage(AttemptState& s, const World& world, bool& deadline_bound) {
+    StageState& stage = s.stages[s.stage];
+    const TimePoint now = world.now;
+    const std::size_t first = stage.first_target;
+    const std::size_t end = first + stage.target_count;
+    for (std::size_t i = first; i < end; ++i) {
+        if (s.targets[i].attempts == 0 && Free(s.targets[i], Health(world, s.targets[i]), now)) {
+            return Send(s, i, false);
+        }
+    }
+
+    // The soonest wait-then-send of the stage.
+    std::optional<std::size_t> best;
+    TimePoint best_at = TimePoint::max();
+    TimePoint best_backoff{};
+    Action::WaitFor best_for = Action::WaitFor::kRateLimit;
+    for (std::size_t i = first; i < end; ++i) {
+        const Target& t = s.targets[i];
+        const TargetHealth& h = Health(world, s.targets[i]);
+        if (t.excluded || h.block == Block::kSick) continue;  // sick is no known instant
+        const bool retry = t.attempts > 0;
+        TimePoint rate_limit = t.retry_after_until;
+        if (h.block == Block::kRateLimited) rate_limit = std::max(rate_limit, h.until);
+        TimePoint backoff{};
+        if (retry) {
+            if (!MayRetry(s, stage, t, h, world)) continue;
+            backoff =
+                t.retry_at.value_or(now + s.policy.backoff.Jittered(stage.retries, world.uniform));
+        } else if (rate_limit > now && !s.policy.retries) {
+            continue;  // a client's own retry does not wait for a rate limit inside the gateway
+        }
+        const TimePoint at = std::max({rate_limit, t.headroom_until, backoff, now});
+        const bool headroom_binds = t.headroom_until > now && at == t.headroom_until;
+        if (headroom_binds && stage.queue_full) continue;
+        if (at < best_at) {
+            best = i;
+            best_at = at;
+            best_backoff = backoff;
+            best_for = headroom_binds           ? Action::WaitFor::kHeadroom
+                       : retry && at == backoff ? Action::WaitFor::kBackoff
+                                                : Action::WaitFor::kRateLimit;
+        }
+    }
+    if (!best) return std::nullopt;
+
+    const milliseconds wait = std::chrono::ceil<milliseconds>(best_at - now);
+    if (now + wait >= s.deadline) {
+        deadline_bound = true;  // a wait that would end at or past the deadline is not started
+        return std::nullopt;
+    }
+    if (!s.policy.stage_retries) {
+        // Leave what the later stages that could serve now need: an attempt each, and time for
+        // an attempt as long as the last one.
+        if (const int ahead = StagesAheadThatCanServe(s, world); ahead > 0) {
+            if (s.attempts + 1 + ahead > s.policy.max_attempts) return std::nullopt;
+            if (now + wait + (1 + ahead) * s.attempt_estimate >= s.deadline) return std::nullopt;
+        }
+    }
+    Target& chosen = s.targets[*best];
+    if (wait <= milliseconds(0)) return Send(s, *best, chosen.attempts > 0);
+    if (chosen.attempts > 0) chosen.retry_at = best_backoff;
+    Action a;
+    a.kind = Kind::kWait;
+    a.target = *best;
+    a.wait = wait;
+    a.wait_for = best_for;
+    return a;
+}
+
+Action GiveUp(const AttemptState& s, GiveUpReason reason, const World& world) {
+    Action a = Simple(Kind::kGiveUp);
+    a.reason = reason;
+    const TimePoint now = world.now;
+    TimePoint earliest = TimePoint::max();
+    bool all_blocked = !s.targets.empty();
+    bool rate_limited_only = true;
+    for (std::size_t i = 0; i < s.targets.size(); ++i) {
+        const Target& t = s.targets[i];
+        const TargetHealth& h = Health(world, s.targets[i]);
+        TimePoint until = std::max(t.retry_after_until, t.headroom_until);
+        if (h.block != Block::kNone) until = std::max(until, h.until);
+        if (until <= now) {
+            all_blocked = false;
+            continue;
+        }
+        earliest = std::min(earliest, until);
+        if (h.block == Block::kSick) rate_limited_only = false;
+        if (t.headroom_until > now) {
+            const milliseconds wait = std::chrono::ceil<milliseconds>(t.headroom_until - now);
+            a.headroom_short_for = std::min(a.headroom_short_for.value_or(wait), wait);
+        }
+    }
+    if (all_blocked) a.retry_after = std::chrono::ceil<milliseconds>(earliest - now);
+    a.rate_limited = all_blocked && rate_limited_only;
+    if (s.attempts > 0) a.headroom_short_for.reset();
+    return a;
+}
+
+Action Choose(AttemptState& s, const World& world) {
+    if (s.attempts >= s.policy.max_attempts) return GiveUp(s, GiveUpReason::kAttempts, world);
+    if (world.now >= s.deadline) return GiveUp(s, GiveUpReason::kDeadline, world);
+    bool deadline_bound = false;
+    for (; s.stage < s.stages.size(); ++s.stage) {
+        if (auto action = ChooseInStage(s, world, deadline_bound)) return *action;
+    }
+    return GiveUp(s, deadline_bound ? GiveUpReason::kDeadline : GiveUpReason::kExhausted, world);
+}
+
+// Records an attempt's outcome; an action when the outcome alone decides it.
+std::optional<Action> Record(AttemptState& s, const event::Attempted& e) {
+    if (!s.sent) return std::nullopt;
+    Target& t = s.targets[*s.sent];
+    s.sent.reset();
+    ++s.attempts;
+    ++t.attempts;
+    s.attempt_estimate =
+        std::max(milliseconds(0), std::chrono::ceil<milliseconds>(e.ended - e.started));
+    t.last_class = e.outcome.error_class;
+    if (e.outcome.retry_after) {
+        t.retry_after_until = std::max(t.retry_after_until, e.ended + *e.outcome.retry_after);
+    }
+    switch (e.outcome.action) {
+        case policy::Action::kSuccess:
+            return Simple(Kind::kDone);
+        case policy::Action::kGiveUp:
+            return Simple(Kind::kPassThrough);
+        case policy::Action::kContextFallback:
+        case policy::Action::kContentFallback: {
+            Action a = Simple(Kind::kReplaceChain);
+            a.semantic = e.outcome.action;
+            return a;
+        }
+        case policy::Action::kFailOver:
+            t.excluded = true;
+            break;
+        case policy::Action::kRetry:
+            break;
+    }
+    return std::nullopt;
+}
+
+// Semantic fallbacks replace the rest of the chain and the current stage: the same prompt would
+// fail the same way anywhere else in it.
+std::optional<Action> Record(AttemptState& s, const event::ChainReplaced& e) {
+    if (e.stages.empty()) return Simple(Kind::kPassThrough);
+    const std::size_t next = s.stage + 1;
+    if (next < s.stages.size()) {
+        s.targets.resize(s.stages[next].first_target);
+        s.stages.resize(next);
+    }
+    s.Append(e.stages);
+    s.stage = next;
+    return std::nullopt;
+}
+
+}  // namespace
+
+Action Decide(AttemptState& s, Event event, const World& world) {
+    std::optional<Action> decided;
+    if (auto* attempted = std::get_if<event::Attempted>(&event)) {
+        decided = Record(s, *attempted);
+    } else if (auto* replaced = std::get_if<event::ChainReplaced>(&event)) {
+        decided = Record(s, *replaced);
+    } else if (const auto* no_headroom = std::get_if<event::NoHeadroom>(&event)) {
+        if (s.sent) {
+            s.targets[*s.sent].headroom_until =
+                world.now + std::max(milliseconds(1), no_headroom->wait);
+        }
+        s.sent.reset();
+    } else if (std::holds_alternative<event::NotAdmitted>(event)) {
+        if (s.sent) s.targets[*s.sent].excluded = true;
+        s.sent.reset();
+    } else if (std::holds_alternative<event::QueueFull>(event)) {
+        if (s.stage < s.stages.size()) s.stages[s.stage].queue_full = true;
+    }
+    if (decided) return *decided;
+    return Choose(s, world);
+}
+
+}  // namespace switchyard::engine

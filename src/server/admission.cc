@@ -1,0 +1,138 @@
+#include "server/admission.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "server/admin_handlers.h"
+#include "server/http_io.h"
+
+namespace switchyard::server {
+namespace {
+
+// The first requested group (model, models, fallbacks) the key may not use.
+std::optional<std::string> DisallowedGroup(
+    const config::ClientKey& key, const std::vector<std::string>& requested,
+    const std::optional<std::vector<std::string>>& fallbacks) {
+    if (key.models.empty()) return std::nullopt;
+    const auto allowed = [&](const std::string& group) {
+        return std::find(key.models.begin(), key.models.end(), group) != key.models.end();
+    };
+    for (const auto& group : requested) {
+        if (!allowed(group)) return group;
+    }
+    if (fallbacks) {
+        for (const auto& group : *fallbacks) {
+            if (!allowed(group)) return group;
+        }
+    }
+    return std::nullopt;
+}
+
+std::string_view RefusalName(limits::KeyRefusal refusal) {
+    switch (refusal) {
+        case limits::KeyRefusal::kRequests:
+            return "requests";
+        case limits::KeyRefusal::kTokens:
+            return "tokens";
+        case limits::KeyRefusal::kBudget:
+            return "budget";
+        case limits::KeyRefusal::kNone:
+            break;
+    }
+    return "none";
+}
+
+core::LocalError KeyRefusalError(const config::ClientKey& key,
+                                 const limits::KeyAdmission& admission) {
+    const double seconds = static_cast<double>(admission.retry_after.count()) / 1000.0;
+    switch (admission.refusal) {
+        case limits::KeyRefusal::kBudget:
+            return {core::ErrorKind::kBudgetExceeded,
+                    fmt::format("The key '{}' has spent its monthly budget of {:.2f}; it resets at "
+                                "00:00 UTC on the first of next month.",
+                                key.name, key.monthly_budget)};
+        case limits::KeyRefusal::kTokens:
+            return {core::ErrorKind::kRateLimited,
+                    fmt::format("Rate limit reached for the key '{}': {} tokens per minute. Retry "
+                                "after {:.3f} s.",
+                                key.name, key.tpm, seconds)};
+        default:
+            return {core::ErrorKind::kRateLimited,
+                    fmt::format("Rate limit reached for the key '{}': {} requests per minute. "
+                                "Retry after {:.3f} s.",
+                                key.name, key.rpm, seconds)};
+    }
+}
+
+}  // namespace
+
+KeySettlement::~KeySettlement() {
+    if (!key) return;
+    const std::int64_t in = ctx_.record.input_tokens;
+    const std::int64_t out = ctx_.record.output_tokens;
+    double cost = 0;
+    if (served_by != nullptr) {
+        cost = (static_cast<double>(std::max<std::int64_t>(in, 0)) * served_by->input_price +
+                static_cast<double>(std::max<std::int64_t>(out, 0)) * served_by->output_price) /
+               1e6;
+    }
+    const std::int64_t tokens = in >= 0 && out >= 0 ? in + out : -1;
+    const core::Clock& clock = ctx_.Context().clock;
+    key->Settle(admission, tokens, cost, clock.Now(), clock.WallNow());
+}
+
+void AddRetryAfter(RequestContext& ctx, std::chrono::milliseconds wait) {
+    const long long ms = std::max<long long>(1, wait.count());
+    ctx.reply_headers.emplace_back("retry-after", std::to_string((ms + 999) / 1000));
+    ctx.reply_headers.emplace_back("retry-after-ms", std::to_string(ms));
+}
+
+std::optional<core::LocalError> Admit(RequestContext& ctx, const api::ChatRequest& request,
+                                      const std::vector<std::string>& requested,
+                                      std::int64_t tokens, KeySettlement& settlement,
+                                      std::size_t& lane) {
+    ServerContext& context = ctx.Context();
+    const config::Config& config = ctx.Config();
+    lane = 0;
+    if (!context.keys.Empty() && !PresentsMasterKey(ctx)) {
+        settlement.key = context.keys.Find(PresentedKey(ctx.request));
+        if (!settlement.key) {
+            return core::LocalError{
+                core::ErrorKind::kUnauthorized,
+                PresentedKey(ctx.request).empty()
+                    ? "Missing API key: send it as 'Authorization: Bearer KEY' or 'x-api-key: KEY'."
+                    : "Incorrect API key provided."};
+        }
+        const config::ClientKey& policy = settlement.key->Policy();
+        ctx.key_name = policy.name;
+        lane = policy.lane;
+        if (const auto denied = DisallowedGroup(policy, requested, request.fallbacks)) {
+            settlement.key.reset();
+            return core::LocalError{
+                core::ErrorKind::kModelNotAllowed,
+                "The key '" + policy.name + "' may not use the model `" + *denied + "`.", "model"};
+        }
+        settlement.admission =
+            settlement.key->Admit(tokens, context.clock.Now(), context.clock.WallNow());
+        if (settlement.admission.refusal != limits::KeyRefusal::kNone) {
+            core::LocalError error = KeyRefusalError(policy, settlement.admission);
+            context.metrics.CountKeyRefusal(policy.name, RefusalName(settlement.admission.refusal));
+            AddRetryAfter(ctx, settlement.admission.retry_after);
+            settlement.key.reset();  // a refused request counts for nothing
+            return error;
+        }
+    } else if (const auto it = ctx.request.find("x-switchyard-lane"); it != ctx.request.end()) {
+        const auto named = config.limits.FindLane(it->value());
+        if (!named) {
+            return core::LocalError{core::ErrorKind::kInvalidRequest,
+                                    "Unknown lane '" + std::string(it->value()) + "'.",
+                                    "x-switchyard-lane"};
+        }
+        lane = *named;
+    }
+    ctx.record.lane = config.limits.lanes[lane].name;
+    return std::nullopt;
+}
+
+}  // namespace switchyard::server

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/openai_chat.h"
+#include "core/error.h"
+#include "limits/client_keys.h"
+#include "server/request_context.h"
+
+namespace switchyard::server {
+
+// Settles a client key's admission once the request is answered, on every path: the reported
+// tokens replace the estimate, and what the serving deployment charges is added to the key's
+// monthly spend. Lives as long as the request.
+class KeySettlement final {
+  public:
+    explicit KeySettlement(RequestContext& ctx) : ctx_(ctx) {}
+    KeySettlement(const KeySettlement&) = delete;
+    KeySettlement& operator=(const KeySettlement&) = delete;
+    ~KeySettlement();
+
+    std::shared_ptr<limits::ClientKeyState> key;  // null: no key (open gateway, master key)
+    limits::KeyAdmission admission;
+    const config::Deployment* served_by = nullptr;
+
+  private:
+    RequestContext& ctx_;
+};
+
+// Admission (docs/architecture.md, step 4): when client keys exist, the presented key must be
+// known (else 401), may use every requested group (else 403 model_not_allowed), and its RPM, TPM
+// and monthly budget must admit `tokens` (else 429 with an exact retry-after, set on `ctx`).
+// Without keys (or with the master key) the lane may be chosen by x-switchyard-lane. Fills
+// `settlement` and `lane`; returns the refusal, if any.
+std::optional<core::LocalError> Admit(RequestContext& ctx, const api::ChatRequest& request,
+                                      const std::vector<std::string>& requested,
+                                      std::int64_t tokens, KeySettlement& settlement,
+                                      std::size_t& lane);
+
+// retry-after in whole seconds (rounded up, as clients read it) and retry-after-ms exactly, for a
+// local reply.
+void AddRetryAfter(RequestContext& ctx, std::chrono::milliseconds wait);
+
+}  // namespace switchyard::server

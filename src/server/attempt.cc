@@ -1,0 +1,163 @@
+#include "server/attempt.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "policy/classify.h"
+#include "policy/rate_limit_headers.h"
+#include "providers/upstream_request.h"
+#include "server/relay.h"
+
+namespace switchyard::server {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr std::size_t kMaxUpstreamBody = 64 * 1024 * 1024;
+constexpr std::size_t kMaxUpstreamErrorBody = 1024 * 1024;
+
+std::optional<std::string_view> HeaderValue(const upstream::ResponseHeader& header,
+                                            std::string_view name) {
+    const auto it = header.find(name);
+    if (it == header.end()) return std::nullopt;
+    return std::string_view(it->value());
+}
+
+// The provider's rate-limit headers on an answer: what /status shows and what corrects the
+// deployment's headroom.
+void NoteRateLimitHeaders(ServerContext& context, const config::Deployment& deployment,
+                          const upstream::ResponseHeader& header) {
+    std::vector<policy::HeaderField> fields;
+    fields.reserve(12);  // both providers send at most 12
+    for (const auto& field : header) {
+        const std::string_view name = field.name_string();
+        if ((name.size() > 12 && beast::iequals(name.substr(0, 12), "x-ratelimit-")) ||
+            (name.size() > 20 && beast::iequals(name.substr(0, 20), "anthropic-ratelimit-"))) {
+            fields.emplace_back(name, std::string_view(field.value()));
+        }
+    }
+    if (fields.empty()) return;
+    const policy::RateLimitHeaders reported =
+        policy::ParseRateLimitHeaders(fields, context.clock.WallNow());
+    context.health.NoteHeadroom(deployment.index, reported);
+    context.headroom.Correct(deployment.index, reported, context.clock.Now());
+}
+
+// An error event inside a 200 stream, judged like the answer it stands for.
+policy::Outcome ClassifyErrorEvent(std::string_view data,
+                                   std::chrono::system_clock::time_point now) {
+    policy::AttemptResult result;
+    result.status = policy::StatusOfStreamError(data);
+    result.body = data;
+    return policy::Classify(result, now);
+}
+
+}  // namespace
+
+asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& setup,
+                                       const config::Deployment& deployment,
+                                       routing::PlannedGroup stage) {
+    ServerContext& context = ctx.Context();
+    AttemptEnd end;
+    end.upstream = providers::WireOf(deployment.provider);
+    ctx.model_group = stage.group->name;
+    ctx.deployment = deployment.name;
+    ctx.model = deployment.model;
+    ctx.upstream_request_id.clear();
+    ctx.record.fallback_depth = stage.depth;
+    ++ctx.record.attempts;
+
+    api::RequestOverrides overrides;
+    if (stage.depth > 0) {
+        overrides.system_prompt = &stage.group->system_prompt;
+        overrides.params = &stage.group->params;
+    }
+    overrides.stream_upstream = setup.stream_upstream;
+    auto built =
+        providers::BuildUpstreamRequest(deployment, setup.request, setup.client_body, overrides);
+    if (auto* error = std::get_if<core::LocalError>(&built)) {
+        // The request cannot be carried over to this deployment's API: the client's to fix.
+        end.error = *error;
+        end.outcome = {policy::Action::kGiveUp, policy::ErrorClass::kBadRequest};
+        co_return end;
+    }
+    const providers::UpstreamRequest& upstream_request =
+        std::get<providers::UpstreamRequest>(built);
+    upstream::UpstreamCall call(ctx.worker.pool, context.clock);
+    // The request's deadline bounds everything before the upstream starts answering; an answer
+    // that has started (a long stream) runs to the total timeout.
+    const auto now = context.clock.Now();
+    const auto remaining =
+        std::max(milliseconds(1), std::chrono::ceil<milliseconds>(setup.deadline - now));
+    const config::Timeouts& t = setup.timeouts;
+    const upstream::UpstreamCall::Timeouts timeouts{
+        std::min(t.connect, remaining), std::min(t.first_byte, remaining), now + t.total};
+    const bool started = co_await call.Start(deployment, upstream_request, timeouts);
+    end.time_to_first_byte = std::chrono::duration_cast<milliseconds>(context.clock.Now() - now);
+    if (!started) {
+        end.error = call.Error();
+        end.outcome = policy::Classify({call.Transport()}, context.clock.WallNow());
+        co_return end;
+    }
+    const auto& header = call.Header();
+    if (const auto id = HeaderValue(header, providers::RequestIdHeader(deployment.provider))) {
+        ctx.upstream_request_id = std::string(*id);
+    }
+    end.status = header.result_int();
+    NoteRateLimitHeaders(context, deployment, header);
+    const bool success = end.status >= 200 && end.status < 300;
+    const std::string_view content_type = header[http::field::content_type];
+    if (success && content_type.starts_with("text/event-stream")) {
+        StreamOptions options{setup.background, t.first_token, t.chunk, t.pings_are_progress,
+                              setup.stream_upstream};
+        options.upstream = providers::WireOf(deployment.provider);
+        options.front = setup.request.wire;
+        options.include_usage = setup.request.include_usage;
+        const StreamResult stream = co_await RelayStream(ctx, call, options);
+        end.answered = stream.committed;
+        if (!stream.Failed()) co_return end;
+        // Failed — before the commit point an ordinary failed attempt, after it a failure of the
+        // deployment all the same (the client got an error event).
+        if (!stream.error_event.empty()) {
+            end.outcome = ClassifyErrorEvent(stream.error_event, context.clock.WallNow());
+            end.status = policy::StatusOfStreamError(stream.error_event);
+            end.body = stream.error_event;
+            end.error = {
+                core::ErrorKind::kUpstreamProtocol,
+                "Upstream '" + deployment.name + "' sent an error event: " + stream.error_event};
+            end.error.status = end.status;
+        } else {
+            end.status = 0;
+            end.error = stream.error;
+            end.outcome = policy::Classify({stream.transport}, context.clock.WallNow());
+        }
+        co_return end;
+    }
+    std::string body;
+    const std::size_t limit = success ? kMaxUpstreamBody : kMaxUpstreamErrorBody;
+    bool read = call.TakeBuffered(body, limit);
+    if (!read) read = co_await call.ReadAll(body, limit);
+    if (!read) {
+        end.status = 0;
+        end.error = call.Error();
+        end.outcome = policy::Classify({call.Transport()}, context.clock.WallNow());
+        co_return end;
+    }
+    if (success) {
+        end.answered = true;
+        co_await WriteUpstreamAnswer(ctx, header, body, providers::WireOf(deployment.provider));
+        co_return end;
+    }
+    policy::AttemptResult result;
+    result.status = end.status;
+    result.body = body;
+    result.retry_after = HeaderValue(header, "retry-after");
+    result.retry_after_ms = HeaderValue(header, "retry-after-ms");
+    result.should_retry = HeaderValue(header, "x-should-retry");
+    end.outcome = policy::Classify(result, context.clock.WallNow());
+    end.header = header;
+    end.body = std::move(body);
+    co_return end;
+}
+
+}  // namespace switchyard::server

@@ -1,0 +1,378 @@
+#include "engine/decide.h"
+
+#include <gtest/gtest.h>
+
+#include "engine_test_support.h"
+
+namespace switchyard::engine {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::ChainBuilder;
+using testing::DefaultPolicy;
+using testing::kT0;
+using testing::Retry;
+using Kind = Action::Kind;
+using Block = TargetHealth::Block;
+using policy::ErrorClass;
+
+// One request driven by hand: a fixed clock that moves only when a test says so, and health the
+// test sets per deployment.
+struct Request {
+    // `builder` owns the chain's deployments (read after every argument was built).
+    Request(EnginePolicy policy, const std::vector<Stage>& chain, const ChainBuilder& builder,
+            std::chrono::milliseconds deadline = 45s)
+        : state(policy, chain, kT0 + deadline), health(builder.DeploymentCount()) {}
+
+    Action Next(Event event) {
+        World world{health, client_budget, now, uniform};
+        return Decide(state, std::move(event), world);
+    }
+    // Reports an attempt of `took` that ended with `outcome`, and returns the next action.
+    Action Attempt(policy::Outcome outcome, std::chrono::milliseconds took = 10ms) {
+        const TimePoint started = now;
+        now += took;
+        return Next(event::Attempted{outcome, started, now});
+    }
+    Action Wait(const Action& wait) {
+        now += wait.wait;
+        return Next(event::Waited{});
+    }
+    const config::Deployment& Of(const Action& a) const {
+        return *state.targets[a.target].deployment;
+    }
+
+    AttemptState state;
+    std::vector<TargetHealth> health;
+    bool client_budget = true;
+    TimePoint now = kT0;
+    double uniform = 0.5;
+};
+
+TEST(DecideTest, ASuccessfulFirstAttemptIsDone) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0)}, b);
+    const Action send = r.Next(event::Start{});
+    ASSERT_EQ(send.kind, Kind::kSend);
+    EXPECT_EQ(r.Of(send).name, "a1");
+    EXPECT_FALSE(send.retry);
+    EXPECT_EQ(r.Attempt({}).kind, Kind::kDone);
+}
+
+// The scenario of a 529 storm on the only deployment of `a`, with `b` healthy behind it: the
+// first request of the outage must reach `b` within max_attempts.
+TEST(DecideTest, ARetryNeverSpendsTheAttemptAHealthyFallbackNeeds) {
+    for (const int max_attempts : {2, 3, 4}) {
+        ChainBuilder b;
+        EnginePolicy policy = DefaultPolicy();
+        policy.max_attempts = max_attempts;
+        Request r(policy, {b.Add("a", 1, 0), b.Add("b", 1, 1)}, b);
+        Action action = r.Next(event::Start{});
+        std::vector<std::string> sent;
+        while (action.kind == Kind::kSend || action.kind == Kind::kWait) {
+            if (action.kind == Kind::kWait) {
+                action = r.Wait(action);
+                continue;
+            }
+            sent.push_back(r.Of(action).name);
+            if (r.Of(action).name == "b1") break;
+            action = r.Attempt(Retry(ErrorClass::kOverloaded));
+        }
+        ASSERT_FALSE(sent.empty());
+        EXPECT_EQ(sent.back(), "b1") << "max_attempts " << max_attempts;
+        EXPECT_EQ(static_cast<int>(sent.size()), max_attempts)
+            << "the retries of a used what b did not need";
+    }
+}
+
+TEST(DecideTest, AnotherDeploymentOfTheGroupIsTriedAtOnceBeforeAnyWait) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 2, 0)}, b);
+    ASSERT_EQ(r.Of(r.Next(event::Start{})).name, "a1");
+    const Action next = r.Attempt(Retry(ErrorClass::kServerError));
+    ASSERT_EQ(next.kind, Kind::kSend);
+    EXPECT_EQ(r.Of(next).name, "a2");
+    EXPECT_FALSE(next.retry);
+}
+
+TEST(DecideTest, ASameTargetRetryWaitsAFullJitterBackoff) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0)}, b);
+    r.Next(event::Start{});
+    r.uniform = 0.5;
+    const Action wait = r.Attempt(Retry(ErrorClass::kServerError));
+    ASSERT_EQ(wait.kind, Kind::kWait);
+    EXPECT_EQ(wait.wait_for, Action::WaitFor::kBackoff);
+    EXPECT_EQ(wait.wait, 250ms) << "uniform(0, base 500 ms) at 0.5";
+    const Action retry = r.Wait(wait);
+    ASSERT_EQ(retry.kind, Kind::kSend);
+    EXPECT_TRUE(retry.retry);
+    // The second retry's ceiling doubles.
+    const Action second = r.Attempt(Retry(ErrorClass::kServerError));
+    ASSERT_EQ(second.kind, Kind::kWait);
+    EXPECT_EQ(second.wait, 500ms);
+}
+
+TEST(DecideTest, RetryAfterIsAMinimum) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0)}, b);
+    r.Next(event::Start{});
+    const Action wait = r.Attempt(Retry(ErrorClass::kOverloaded, 3s));
+    ASSERT_EQ(wait.kind, Kind::kWait);
+    EXPECT_EQ(wait.wait, 3s);
+    EXPECT_EQ(wait.wait_for, Action::WaitFor::kRateLimit);
+}
+
+TEST(DecideTest, ClassCapEndsTheStage) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0)}, b);
+    r.Next(event::Start{});
+    // timeout: one retry.
+    Action a = r.Attempt(Retry(ErrorClass::kTimeout));
+    ASSERT_EQ(a.kind, Kind::kWait);
+    ASSERT_EQ(r.Wait(a).kind, Kind::kSend);
+    a = r.Attempt(Retry(ErrorClass::kTimeout));
+    ASSERT_EQ(a.kind, Kind::kGiveUp);
+    EXPECT_EQ(a.reason, GiveUpReason::kExhausted);
+    EXPECT_FALSE(a.retry_after) << "nothing known will change";
+    EXPECT_EQ(r.state.attempts, 2);
+}
+
+TEST(DecideTest, NumRetriesRetriesTheGroupFirstAndMayLeaveNoAttemptForTheFallback) {
+    ChainBuilder b;
+    EnginePolicy policy = DefaultPolicy();
+    policy.max_attempts = 3;
+    policy.stage_retries = 2;
+    Request r(policy, {b.Add("a", 1, 0), b.Add("b", 1, 1)}, b);
+    Action a = r.Next(event::Start{});
+    for (int i = 0; i < 3; ++i) {
+        if (a.kind == Kind::kWait) a = r.Wait(a);
+        ASSERT_EQ(a.kind, Kind::kSend);
+        EXPECT_EQ(r.Of(a).name, "a1");
+        a = r.Attempt(Retry(ErrorClass::kOverloaded));
+    }
+    ASSERT_EQ(a.kind, Kind::kGiveUp);
+    EXPECT_EQ(a.reason, GiveUpReason::kAttempts);
+}
+
+TEST(DecideTest, NumRetriesCapsRetriesOfAllClassesTogether) {
+    ChainBuilder b;
+    EnginePolicy policy = DefaultPolicy();
+    policy.stage_retries = 1;
+    Request r(policy, {b.Add("a", 1, 0), b.Add("b", 1, 1)}, b);
+    r.Next(event::Start{});
+    Action a = r.Attempt(Retry(ErrorClass::kOverloaded));
+    ASSERT_EQ(a.kind, Kind::kWait);
+    a = r.Wait(a);
+    ASSERT_EQ(r.Of(a).name, "a1");
+    a = r.Attempt(Retry(ErrorClass::kServerError));
+    ASSERT_EQ(a.kind, Kind::kSend);
+    EXPECT_EQ(r.Of(a).name, "b1");
+}
+
+TEST(DecideTest, ACooldownIsNeverWaitedFor) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0)}, b);
+    r.Next(event::Start{});
+    // The failure benched the deployment for 30 s.
+    r.health[0] = {Block::kSick, r.now + 10ms + 30s};
+    const Action a = r.Attempt(Retry(ErrorClass::kOverloaded));
+    ASSERT_EQ(a.kind, Kind::kGiveUp);
+    ASSERT_TRUE(a.retry_after);
+    EXPECT_EQ(*a.retry_after, 30s) << "the true time until the bench ends";
+    EXPECT_FALSE(a.rate_limited);
+}
+
+TEST(DecideTest, ASickDeploymentIsSkippedForTheFallback) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0), b.Add("b", 1, 1)}, b);
+    r.health[0] = {Block::kSick, kT0 + 20s};
+    const Action a = r.Next(event::Start{});
+    ASSERT_EQ(a.kind, Kind::kSend);
+    EXPECT_EQ(r.Of(a).name, "b1");
+}
+
+TEST(DecideTest, ARateLimitIsWaitedForWithinTheDeadline) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0)}, b, 10s);
+    r.health[0] = {Block::kRateLimited, kT0 + 2s};
+    Action a = r.Next(event::Start{});
+    ASSERT_EQ(a.kind, Kind::kWait);
+    EXPECT_EQ(a.wait, 2s);
+    EXPECT_EQ(a.wait_for, Action::WaitFor::kRateLimit);
+    r.health[0] = {};
+    a = r.Wait(a);
+    ASSERT_EQ(a.kind, Kind::kSend);
+    EXPECT_FALSE(a.retry);
+}
+
+TEST(DecideTest, ARateLimitPastTheDeadlineGivesUpAtOnceWithTheTrueRetryAfter) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 2, 0)}, b, 10s);
+    r.health[0] = {Block::kRateLimited, kT0 + 40s};
+    r.health[1] = {Block::kRateLimited, kT0 + 25s};
+    const Action a = r.Next(event::Start{});
+    ASSERT_EQ(a.kind, Kind::kGiveUp);
+    EXPECT_EQ(a.reason, GiveUpReason::kDeadline);
+    EXPECT_EQ(a.retry_after, 25s);
+    EXPECT_TRUE(a.rate_limited);
+}
+
+TEST(DecideTest, TheRetryAfterOfAMixedChainIsTheEarliestUnblocking) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0), b.Add("b", 1, 1)}, b, 5s);
+    r.health[0] = {Block::kSick, kT0 + 30s};
+    r.health[1] = {Block::kRateLimited, kT0 + 12s};
+    const Action a = r.Next(event::Start{});
+    ASSERT_EQ(a.kind, Kind::kGiveUp);
+    EXPECT_EQ(a.retry_after, 12s);
+    EXPECT_FALSE(a.rate_limited) << "one of them is sick: 503, not 429";
+}
+
+TEST(DecideTest, AClientRetryMakesOneAttemptPerTargetAndNeverWaitsForARateLimit) {
+    ChainBuilder b;
+    EnginePolicy policy = DefaultPolicy();
+    policy.retries = false;
+    Request r(policy, {b.Add("a", 1, 0), b.Add("b", 1, 1)}, b);
+    r.health[1] = {Block::kRateLimited, kT0 + 1s};
+    Action a = r.Next(event::Start{});
+    ASSERT_EQ(r.Of(a).name, "a1");
+    r.health[0] = {Block::kRateLimited, r.now + 10ms + 1s};
+    a = r.Attempt(Retry(ErrorClass::kRateLimited, 1s));
+    ASSERT_EQ(a.kind, Kind::kGiveUp);
+    EXPECT_EQ(r.state.attempts, 1);
+    ASSERT_TRUE(a.retry_after);
+    EXPECT_LE(*a.retry_after, 1s);
+}
+
+TEST(DecideTest, FailOverExcludesTheTargetForTheRequest) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0)}, b);
+    r.Next(event::Start{});
+    const Action a = r.Attempt({policy::Action::kFailOver, ErrorClass::kConnection});
+    ASSERT_EQ(a.kind, Kind::kGiveUp);
+    EXPECT_TRUE(r.state.targets[0].excluded);
+}
+
+TEST(DecideTest, AClientErrorIsPassedThrough) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 2, 0), b.Add("b", 1, 1)}, b);
+    r.Next(event::Start{});
+    EXPECT_EQ(r.Attempt({policy::Action::kGiveUp, ErrorClass::kBadRequest}).kind,
+              Kind::kPassThrough);
+}
+
+TEST(DecideTest, ASemanticOutcomeContinuesOnlyOnTheSemanticChain) {
+    ChainBuilder b;
+    const std::vector<Stage> chain = {b.Add("small", 2, 0), b.Add("backup", 1, 1)};
+    const Stage long_context = b.Add("long", 1, 1);
+    Request r(DefaultPolicy(), chain, b);
+    r.Next(event::Start{});
+    const Action replace =
+        r.Attempt({policy::Action::kContextFallback, ErrorClass::kContextWindow});
+    ASSERT_EQ(replace.kind, Kind::kReplaceChain);
+    EXPECT_EQ(replace.semantic, policy::Action::kContextFallback);
+    const Action send = r.Next(event::ChainReplaced{{long_context}});
+    ASSERT_EQ(send.kind, Kind::kSend);
+    EXPECT_EQ(r.Of(send).name, "long1") << "not small2, not backup1";
+    const Action after = r.Attempt(Retry(ErrorClass::kServerError));
+    ASSERT_NE(after.kind, Kind::kSend);
+    if (after.kind == Kind::kWait) {
+        EXPECT_EQ(r.Of(after).name, "long1");
+    }
+}
+
+TEST(DecideTest, ASemanticOutcomeWithoutSemanticFallbacksIsPassedThrough) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0), b.Add("b", 1, 1)}, b);
+    r.Next(event::Start{});
+    ASSERT_EQ(r.Attempt({policy::Action::kContentFallback, ErrorClass::kContentPolicy}).kind,
+              Kind::kReplaceChain);
+    EXPECT_EQ(r.Next(event::ChainReplaced{}).kind, Kind::kPassThrough);
+}
+
+TEST(DecideTest, NoHeadroomMovesOnThenWaitsForTheSoonest) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 2, 0)}, b);
+    Action a = r.Next(event::Start{});
+    ASSERT_EQ(r.Of(a).name, "a1");
+    a = r.Next(event::NoHeadroom{500ms});
+    ASSERT_EQ(a.kind, Kind::kSend);
+    ASSERT_EQ(r.Of(a).name, "a2");
+    a = r.Next(event::NoHeadroom{300ms});
+    ASSERT_EQ(a.kind, Kind::kWait);
+    EXPECT_EQ(a.wait_for, Action::WaitFor::kHeadroom);
+    EXPECT_EQ(a.wait, 300ms);
+    EXPECT_EQ(r.Of(a).name, "a2");
+    EXPECT_EQ(r.state.attempts, 0) << "no headroom costs no attempt";
+    const Action after = r.Wait(a);
+    ASSERT_EQ(after.kind, Kind::kSend);
+    EXPECT_EQ(r.Of(after).name, "a2");
+}
+
+TEST(DecideTest, AFullQueueShedsWithTheHeadroomWait) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0)}, b);
+    r.Next(event::Start{});
+    ASSERT_EQ(r.Next(event::NoHeadroom{700ms}).kind, Kind::kWait);
+    const Action a = r.Next(event::QueueFull{});
+    ASSERT_EQ(a.kind, Kind::kGiveUp);
+    EXPECT_EQ(a.headroom_short_for, 700ms);
+    EXPECT_EQ(a.retry_after, 700ms);
+    EXPECT_TRUE(a.rate_limited);
+}
+
+TEST(DecideTest, ALostProbeSlotExcludesTheTarget) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 2, 0)}, b);
+    r.Next(event::Start{});
+    const Action a = r.Next(event::NotAdmitted{});
+    ASSERT_EQ(a.kind, Kind::kSend);
+    EXPECT_EQ(r.Of(a).name, "a2");
+}
+
+TEST(DecideTest, ALongFailedAttemptLeavesTimeForTheFallback) {
+    // A first-token stall of 4 s with a 10 s deadline: another 4 s on `a` would leave the
+    // fallback 2 s, less than an attempt as long as the last; go to `b` now.
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0), b.Add("b", 1, 1)}, b, 10s);
+    r.Next(event::Start{});
+    const Action a = r.Attempt(Retry(ErrorClass::kTimeout), 4s);
+    ASSERT_EQ(a.kind, Kind::kSend);
+    EXPECT_EQ(r.Of(a).name, "b1");
+}
+
+TEST(DecideTest, AShortFailedAttemptIsRetriedFirstWhenTimeAllows) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0), b.Add("b", 1, 1)}, b, 10s);
+    r.Next(event::Start{});
+    const Action a = r.Attempt(Retry(ErrorClass::kTimeout), 1s);
+    ASSERT_EQ(a.kind, Kind::kWait);
+    EXPECT_EQ(r.Of(a).name, "a1");
+}
+
+TEST(DecideTest, AnExhaustedRetryBudgetMovesOn) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0), b.Add("b", 1, 1)}, b);
+    r.Next(event::Start{});
+    r.health[0].retry_budget = false;
+    Action a = r.Attempt(Retry(ErrorClass::kServerError));
+    ASSERT_EQ(a.kind, Kind::kSend);
+    EXPECT_EQ(r.Of(a).name, "b1");
+    r.client_budget = false;
+    a = r.Attempt(Retry(ErrorClass::kServerError));
+    EXPECT_EQ(a.kind, Kind::kGiveUp) << "the client's budget is spent too";
+}
+
+TEST(DecideTest, NoWaitEndsAtOrPastTheDeadline) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0)}, b, 1s);
+    r.Next(event::Start{});
+    const Action a = r.Attempt(Retry(ErrorClass::kOverloaded, 2s));
+    ASSERT_EQ(a.kind, Kind::kGiveUp);
+    EXPECT_EQ(a.reason, GiveUpReason::kDeadline);
+    EXPECT_EQ(a.retry_after, 2s) << "the provider's own retry-after is a known instant too";
+}
+
+}  // namespace
+}  // namespace switchyard::engine

@@ -76,7 +76,8 @@ enum class Strategy {
 };
 
 // What a client names in `model`. A group is also a fallback entry: model + prompt + params
-// (DESIGN 1.6), so `system_prompt` and `params` apply when it serves as a fallback for another.
+// (docs/resilience.md#a-fallback-changes-the-product), so `system_prompt` and `params` apply when
+// it serves as a fallback for another.
 struct ModelGroup {
     std::string name;
     std::vector<Deployment> deployments;
@@ -122,7 +123,8 @@ struct RetryConfig {
     double budget_token_ratio = 0.1;
 };
 
-// Deployment health (DESIGN 1.7): a LiteLLM-style cooldown and a circuit breaker per deployment.
+// Deployment health (docs/resilience.md#cooldowns-and-circuit-breakers): a LiteLLM-style cooldown
+// and a circuit breaker per deployment.
 struct HealthConfig {
     int allowed_fails = 3;  // failures within window_ms before a cooldown
     Millis window{60'000};
@@ -164,7 +166,7 @@ struct ServerConfig {
     Secret master_key;
 };
 
-// Per-attempt upstream timeouts, budgeted separately (DESIGN 1.9).
+// Per-attempt upstream timeouts, budgeted separately (docs/resilience.md#timeouts).
 struct Timeouts {
     Millis connect{5'000};
     Millis first_byte{120'000};       // request sent -> response headers
@@ -173,8 +175,8 @@ struct Timeouts {
     Millis total{600'000};            // whole upstream exchange, body included
     bool pings_are_progress = false;  // whether `ping` events and comments reset the chunk timer
     // A non-streaming request with max_tokens above this is streamed upstream and assembled, so a
-    // generation that may run past ten minutes never idles on a connection (WIRE.md A.1.6:
-    // 3600 s * max_tokens / 128000 > 600 s). 0 turns it off.
+    // generation that may run past ten minutes never idles on a connection
+    // (docs/providers.md#long-requests: 3600 s * max_tokens / 128000 > 600 s). 0 turns it off.
     std::int64_t stream_upstream_over_max_tokens = 21'333;
 };
 
@@ -182,10 +184,10 @@ struct LogConfig {
     std::string access = "stdout";  // stdout | stderr | off | a file path
 };
 
-// A workload lane (DESIGN 1.8): a backfill must not starve the chat endpoint. A lane may use
-// `share` of each deployment's headroom (batch only takes what interactive leaves); when headroom
-// is short its requests wait in a bounded queue within their deadline, and lanes with a smaller
-// share are shed first.
+// A workload lane (docs/resilience.md#headroom-and-lanes): a backfill must not starve the chat
+// endpoint. A lane may use `share` of each deployment's headroom (batch only takes what
+// interactive leaves); when headroom is short its requests wait in a bounded queue within their
+// deadline, and lanes with a smaller share are shed first.
 struct Lane {
     std::string name;
     double share = 1.0;            // fraction of a deployment's headroom this lane may use

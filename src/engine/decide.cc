@@ -254,8 +254,11 @@ Action Decide(AttemptState& s, Event event, const World& world) {
         decided = Record(s, *replaced);
     } else if (const auto* no_headroom = std::get_if<event::NoHeadroom>(&event)) {
         if (s.sent) {
+            // Headroom that may never come (a cost over the bucket) reads as a day: any wait past
+            // the deadline is the same to the engine, and the instant must not overflow.
             s.targets[*s.sent].headroom_until =
-                world.now + std::max(milliseconds(1), no_headroom->wait);
+                world.now + std::clamp(no_headroom->wait, milliseconds(1),
+                                       milliseconds(std::chrono::hours(24)));
         }
         s.sent.reset();
     } else if (std::holds_alternative<event::NotAdmitted>(event)) {

@@ -28,8 +28,9 @@ struct AttemptResult {
     std::optional<std::string_view> should_retry;  // x-should-retry
 };
 
-// Judges one attempt (DESIGN 1.2, WIRE A.1.2, A.2.1). Pure: `now` only resolves HTTP-date
-// retry-after values.
+// Judges one attempt (docs/resilience.md#classify-before-retrying,
+// docs/providers.md#anthropic-errors, docs/providers.md#openai-errors). Pure: `now` only resolves
+// HTTP-date retry-after values.
 //  - 2xx: success.
 //  - 429 spend/quota (Anthropic error.details.error_code enforced_spend_limit_reached, OpenAI
 //    insufficient_quota / *_spend_limit_exceeded / credit_balance_exhausted) and 402: fail over,

@@ -16,6 +16,7 @@ test('SDK default retries do not multiply upstream calls (persistent 429 and 529
       const none = pick(0);
       assert.ok(none.calls >= 1, `${sdk} ${status}: the gateway reached the upstream`);
       assert.equal(defaults.calls, none.calls, `${sdk} ${status}: calls per request`);
+      assert.equal(defaults.sdkRetries, 0, `${sdk} ${status}: the SDK obeyed x-should-retry`);
       assert.equal(defaults.answered, none.answered, `${sdk} ${status}: what the client saw`);
     }
   }

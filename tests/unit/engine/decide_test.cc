@@ -322,6 +322,16 @@ TEST(DecideTest, AFullQueueShedsWithTheHeadroomWait) {
     EXPECT_TRUE(a.rate_limited);
 }
 
+TEST(DecideTest, HeadroomThatNeverComesReadsAsADay) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0)}, b);
+    r.Next(event::Start{});
+    const Action a = r.Next(event::NoHeadroom{std::chrono::milliseconds::max()});
+    ASSERT_EQ(a.kind, Kind::kGiveUp);
+    EXPECT_EQ(a.reason, GiveUpReason::kDeadline);
+    EXPECT_EQ(a.headroom_short_for, std::chrono::hours(24));
+}
+
 TEST(DecideTest, ALostProbeSlotExcludesTheTarget) {
     ChainBuilder b;
     Request r(DefaultPolicy(), {b.Add("a", 2, 0)}, b);

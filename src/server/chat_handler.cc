@@ -320,13 +320,14 @@ core::LocalError GiveUpError(RequestContext& ctx, const Walk& walk, const engine
             lane);
         ctx.Context().metrics.CountShed(lane);
     } else if (walk.notes.empty()) {
-        // Nothing was tried: every deployment is unavailable beyond the deadline.
+        // Nothing was tried: every deployment is sick, or rate-limited past what this request
+        // may wait.
         error.status = give_up.rate_limited ? 429 : 503;
         error.message =
             give_up.retry_after
                 ? fmt::format(
-                      "Every deployment of the requested model is {} for {:.3f} s more; "
-                      "no attempt fits the request's deadline.",
+                      "Every deployment of the requested model is {}; the first can serve again "
+                      "in {:.3f} s.",
                       give_up.rate_limited ? "rate-limited"
                                            : "unavailable (cooling down, circuit open or disabled)",
                       static_cast<double>(give_up.retry_after->count()) / 1000.0)

@@ -136,7 +136,8 @@ models:
   assert.ok(Date.now() - t0 < 200, 'answered at once');
   assert.equal(again.headers['x-should-retry'], 'false');
   assert.ok(Number(again.headers['retry-after-ms']) <= 2000);
-  assert.match(JSON.parse(again.body).error.message, /rate-limited for \d+\.\d+ s more/);
+  assert.match(JSON.parse(again.body).error.message,
+               /is rate-limited; the first can serve again in \d+\.\d+ s\./);
   assert.equal((await hits(mock, 'l1')).length, calls, 'no upstream call');
 });
 

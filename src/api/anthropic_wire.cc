@@ -7,8 +7,6 @@ namespace switchyard::api {
 std::string_view AnthropicErrorTypeOf(unsigned status) {
     switch (status) {
         case 400:
-        case 405:
-        case 422:
             return "invalid_request_error";
         case 401:
             return "authentication_error";
@@ -18,17 +16,19 @@ std::string_view AnthropicErrorTypeOf(unsigned status) {
             return "permission_error";
         case 404:
             return "not_found_error";
+        case 409:
+            return "conflict_error";
         case 413:
             return "request_too_large";
         case 429:
             return "rate_limit_error";
-        case 503:
-        case 529:
-            return "overloaded_error";
         case 504:
             return "timeout_error";
+        case 529:
+            return "overloaded_error";
         default:
-            return "api_error";
+            // Unlisted 4xx: the type Anthropic documents for them; anything else: the generic one.
+            return status >= 400 && status < 500 ? "invalid_request_error" : "api_error";
     }
 }
 

@@ -2,10 +2,15 @@
 
 #include <limits>
 
+#include "core/json.h"
+
 namespace switchyard::api {
 namespace {
 
-constexpr int kMaxDepth = 64;  // deeper documents take the full parser
+// Skip(d) reads a value at nesting d + 1. Anything this refuses goes to the full parser, which
+// applies core::kMaxJsonDepth; one level less here keeps every scanned document one that the full
+// parser accepts too (rewriting it later must not fail).
+constexpr int kMaxDepth = static_cast<int>(core::kMaxJsonDepth) - 1;
 
 // A validating JSON reader that skips what it is not asked for.
 class Scanner final {

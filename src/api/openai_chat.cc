@@ -5,6 +5,7 @@
 
 #include "api/chat_scan.h"
 #include "api/translate.h"
+#include "core/json.h"
 
 namespace switchyard::api {
 namespace {
@@ -47,7 +48,7 @@ std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view bod
     boost::system::error_code ec;
     // A monotonic arena owned by the parsed value: a handful of block allocations instead of one
     // per JSON node, on every request.
-    boost::json::value parsed = boost::json::parse(
+    boost::json::value parsed = core::ParseJson(
         body, ec, boost::json::make_shared_resource<boost::json::monotonic_resource>());
     if (ec) {
         return core::LocalError{ErrorKind::kMalformedJson,
@@ -115,7 +116,7 @@ std::string RenderUpstreamBody(const ChatRequest& request, std::string_view mode
     if (copy.is_null()) {
         // Only scanned so far: the document is built now, for the rewrite.
         boost::system::error_code ec;
-        copy = boost::json::parse(request.raw, ec);
+        copy = core::ParseJson(request.raw, ec);
         if (ec || !copy.is_object()) return std::string(request.raw);  // not ours to fix
     }
     boost::json::object& object = copy.get_object();
@@ -147,7 +148,7 @@ std::string RenderUpstreamBody(const ChatRequest& request, std::string_view mode
     if (overrides.params != nullptr) {
         for (const auto& [name, json] : *overrides.params) {
             boost::system::error_code ec;
-            boost::json::value value = boost::json::parse(json, ec);
+            boost::json::value value = core::ParseJson(json, ec);
             if (!ec) object[name] = std::move(value);
         }
     }
@@ -156,7 +157,7 @@ std::string RenderUpstreamBody(const ChatRequest& request, std::string_view mode
 
 std::variant<ChatRequest, core::LocalError> ParseAnthropicMessages(std::string_view body) {
     boost::system::error_code ec;
-    boost::json::value parsed = boost::json::parse(body, ec);
+    boost::json::value parsed = core::ParseJson(body, ec);
     if (ec || !parsed.is_object()) {
         return core::LocalError{
             ErrorKind::kMalformedJson,

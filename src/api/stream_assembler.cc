@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "core/json.h"
+
 namespace switchyard::api {
 namespace {
 
@@ -14,7 +16,7 @@ const boost::json::string* StringAt(const boost::json::object& o, std::string_vi
 
 void OpenAiStreamAssembler::Add(std::string_view data) {
     boost::system::error_code ec;
-    const boost::json::value value = boost::json::parse(data, ec);
+    const boost::json::value value = core::ParseJson(data, ec);
     if (ec || !value.is_object()) return;
     const boost::json::object& chunk = value.get_object();
     ++chunks_;

@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "core/json.h"
+
 namespace switchyard::api {
 
 bool IsErrorEvent(const core::SseEvent& event) {
@@ -18,7 +20,7 @@ bool CarriesContent(const core::SseEvent& event) {
     if (event.data == "[DONE]") return true;
     if (event.name == "ping" || event.name == "message_start") return false;
     boost::system::error_code ec;
-    const boost::json::value value = boost::json::parse(event.data, ec);
+    const boost::json::value value = core::ParseJson(event.data, ec);
     if (ec || !value.is_object()) return true;
     const boost::json::object& o = value.get_object();
     if (const auto* type = o.if_contains("type"); type && type->is_string()) {
@@ -58,7 +60,7 @@ bool IsProgress(const core::SseEvent& event, bool pings_are_progress) {
 std::string ErrorMessageOf(std::string_view json) {
     constexpr std::size_t kMaxRaw = 200;
     boost::system::error_code ec;
-    const boost::json::value value = boost::json::parse(json, ec);
+    const boost::json::value value = core::ParseJson(json, ec);
     if (!ec && value.is_object()) {
         const boost::json::value* error = value.get_object().if_contains("error");
         if (error != nullptr && error->is_object()) {

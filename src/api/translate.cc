@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/anthropic_wire.h"
+#include "core/json.h"
 
 namespace switchyard::api {
 namespace {
@@ -477,7 +478,7 @@ json::object ToolUseOf(const json::value& item) {
     json::value input = json::object();
     if (!arguments.empty()) {
         json::error_code ec;
-        input = json::parse(arguments, ec);
+        input = core::ParseJson(arguments, ec);
         if (ec || !input.is_object()) {
             Refuse("Tool call arguments are not a JSON object", "messages");
         }
@@ -961,7 +962,7 @@ boost::json::object OpenAiResponseToAnthropic(const boost::json::object& complet
                         continue;
                     }
                     json::error_code ec;
-                    json::value input = json::parse(StringAt(*function, "arguments"), ec);
+                    json::value input = core::ParseJson(StringAt(*function, "arguments"), ec);
                     if (ec || !input.is_object()) {
                         input = json::object();  // Anthropic's input must be an object
                     }
@@ -995,7 +996,7 @@ boost::json::object OpenAiResponseToAnthropic(const boost::json::object& complet
 
 std::string OpenAiErrorToAnthropic(std::string_view body, unsigned status) {
     json::error_code ec;
-    const json::value parsed = json::parse(body, ec);
+    const json::value parsed = core::ParseJson(body, ec);
     std::string message;
     if (!ec && parsed.is_object()) {
         if (const json::value* error = Find(parsed.get_object(), "error")) {
@@ -1014,7 +1015,7 @@ std::string OpenAiErrorToAnthropic(std::string_view body, unsigned status) {
 
 std::string AnthropicErrorToOpenAi(std::string_view body, unsigned status) {
     json::error_code ec;
-    const json::value parsed = json::parse(body, ec);
+    const json::value parsed = core::ParseJson(body, ec);
     const json::object* error = nullptr;
     if (!ec && parsed.is_object()) {
         error = FindObject(parsed.get_object(), "error");
@@ -1071,7 +1072,7 @@ void AnthropicToOpenAiStream::Feed(std::string_view event_name, std::string_view
         return;
     }
     json::error_code ec;
-    const json::value parsed = json::parse(data, ec);
+    const json::value parsed = core::ParseJson(data, ec);
     if (ec || !parsed.is_object()) {
         Error("api_error", "Upstream sent a malformed stream event", out);
         return;
@@ -1234,7 +1235,7 @@ void OpenAiToAnthropicStream::Feed(std::string_view /*event_name*/, std::string_
         return;
     }
     json::error_code ec;
-    const json::value parsed = json::parse(data, ec);
+    const json::value parsed = core::ParseJson(data, ec);
     if (ec || !parsed.is_object()) {
         Error("api_error", "Upstream sent a malformed stream event", out);
         return;

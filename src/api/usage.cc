@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "core/json.h"
+
 namespace switchyard::api {
 
 std::optional<Usage> FindUsage(std::string_view json) {
@@ -23,7 +25,7 @@ std::optional<Usage> FindUsage(std::string_view json) {
     }
     if (depth != 0) return std::nullopt;
     boost::system::error_code ec;
-    const boost::json::value value = boost::json::parse(json.substr(pos, end - pos + 1), ec);
+    const boost::json::value value = core::ParseJson(json.substr(pos, end - pos + 1), ec);
     if (ec || !value.is_object()) return std::nullopt;
     const auto& o = value.get_object();
     Usage usage;

@@ -93,7 +93,8 @@ struct ModelGroup {
 inline constexpr policy::ErrorClass kRetryableClasses[] = {
     policy::ErrorClass::kRateLimited, policy::ErrorClass::kOverloaded,
     policy::ErrorClass::kServerError, policy::ErrorClass::kTimeout,
-    policy::ErrorClass::kConnection,  policy::ErrorClass::kRetryableClient};
+    policy::ErrorClass::kConnection,  policy::ErrorClass::kRetryableClient,
+    policy::ErrorClass::kProtocol};
 
 inline policy::ClassTable<int> DefaultClassRetries() {
     policy::ClassTable<int> t;
@@ -103,6 +104,7 @@ inline policy::ClassTable<int> DefaultClassRetries() {
     t[policy::ErrorClass::kTimeout] = 1;
     t[policy::ErrorClass::kConnection] = 2;
     t[policy::ErrorClass::kRetryableClient] = 1;
+    t[policy::ErrorClass::kProtocol] = 1;  // a truncated answer; other protocol failures fail over
     return t;
 }
 
@@ -161,7 +163,12 @@ struct ServerConfig {
     std::size_t max_body_bytes = 8 * 1024 * 1024;
     Millis header_timeout{10'000};  // to receive a whole request once its first byte arrived
     Millis idle_timeout{60'000};    // keep-alive connection with no request
-    Millis drain_timeout{15'000};   // grace period for in-flight requests on SIGTERM
+    // On SIGTERM: for drain_delay, /health/ready answers 503 and every answer says
+    // `Connection: close` while new connections are still accepted (load balancers notice and
+    // stop sending); then the listener closes, idle connections close, and in-flight requests
+    // have drain_timeout to finish. SIGINT skips the delay.
+    Millis drain_delay{5'000};
+    Millis drain_timeout{15'000};
     StreamMode stream_mode = StreamMode::kInteractive;  // default; header x-switchyard-stream-mode
     Secret master_key;
 };

@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/names.h"
 #include "core/sha256.h"
 
 namespace switchyard::config {
@@ -41,8 +42,14 @@ class Reader final {
             Fail(node, std::string(where) + " must be a mapping");
             return false;
         }
+        std::set<std::string> seen;
         for (const auto& entry : node) {
             const std::string key = entry.first.Scalar();
+            if (!seen.insert(key).second) {
+                // YAML would keep one of them silently; a config that says two things is wrong.
+                Fail(entry.first, "duplicate key '" + key + "' in " + std::string(where));
+                continue;
+            }
             if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
                 std::string known;
                 for (std::string_view k : allowed) {
@@ -54,6 +61,17 @@ class Reader final {
             }
         }
         return true;
+    }
+
+    // A name that reaches headers, logs and URL paths (core::IsSafeName).
+    bool Name(const YAML::Node& map, const char* key, std::string& out, bool required = false) {
+        if (!String(map, key, out, required)) return false;
+        if (core::IsSafeName(out)) return true;
+        Fail(map[key], std::string("'") + key + "' must be 1 to " +
+                           std::to_string(core::kMaxNameLength) +
+                           " visible ASCII characters without spaces, quotes or backslashes");
+        out.clear();
+        return false;
     }
 
     bool String(const YAML::Node& map, const char* key, std::string& out, bool required = false) {
@@ -99,9 +117,9 @@ class Reader final {
         out = node.Scalar() == "true";
     }
 
-    void Duration(const YAML::Node& map, const char* key, Millis& out) {
+    void Duration(const YAML::Node& map, const char* key, Millis& out, long long min = 1) {
         long long ms = out.count();
-        Integer(map, key, ms, 1, 24LL * 3600 * 1000);
+        Integer(map, key, ms, min, 24LL * 3600 * 1000);
         out = Millis(ms);
     }
 
@@ -148,7 +166,7 @@ class Reader final {
 void ReadServer(Reader& r, const YAML::Node& node, ServerConfig& server) {
     if (!r.CheckMap(node, "server",
                     {"listen", "workers", "max_body_bytes", "header_timeout_ms", "idle_timeout_ms",
-                     "drain_timeout_ms", "master_key", "stream_mode"})) {
+                     "drain_delay_ms", "drain_timeout_ms", "master_key", "stream_mode"})) {
         return;
     }
     std::string listen;
@@ -160,6 +178,7 @@ void ReadServer(Reader& r, const YAML::Node& node, ServerConfig& server) {
     r.Integer(node, "max_body_bytes", server.max_body_bytes, 1024, 1LL << 30);
     r.Duration(node, "header_timeout_ms", server.header_timeout);
     r.Duration(node, "idle_timeout_ms", server.idle_timeout);
+    r.Duration(node, "drain_delay_ms", server.drain_delay, 0);
     r.Duration(node, "drain_timeout_ms", server.drain_timeout);
     r.SecretValue(node, "master_key", server.master_key);
     std::string mode;
@@ -213,7 +232,7 @@ void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
                "unsupported provider '" + provider + "' (supported: openai, anthropic)");
     }
     r.String(node, "anthropic_version", out.anthropic_version);
-    r.String(node, "model", out.model, /*required=*/true);
+    r.Name(node, "model", out.model, /*required=*/true);
     out.api_base = out.provider == Provider::kAnthropic ? "https://api.anthropic.com/v1"
                                                         : "https://api.openai.com/v1";
     r.String(node, "api_base", out.api_base);
@@ -231,7 +250,7 @@ void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
     if (r.String(node, "ca_file", out.ca_file) && !std::ifstream(out.ca_file).good()) {
         r.Fail(node["ca_file"], "ca_file '" + out.ca_file + "' cannot be read");
     }
-    r.String(node, "name", out.name);
+    r.Name(node, "name", out.name);
     if (const YAML::Node limits = node["limits"]; limits.IsDefined()) {
         if (r.CheckMap(limits, "deployment limits", {"rpm", "tpm", "itpm", "otpm"})) {
             constexpr long long kMax = 1'000'000'000'000LL;
@@ -424,7 +443,7 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
             models.push_back(std::move(group));  // keeps models[i] aligned with the YAML entries
             continue;
         }
-        r.String(entry, "name", group.name, /*required=*/true);
+        r.Name(entry, "name", group.name, /*required=*/true);
         std::string strategy;
         if (r.String(entry, "strategy", strategy)) {
             static const std::pair<std::string_view, Strategy> kStrategies[] = {
@@ -557,7 +576,7 @@ void ReadLimits(Reader& r, const YAML::Node& node, LimitsConfig& limits) {
         Lane lane;
         lane.line = entry.Mark().line + 1;
         if (r.CheckMap(entry, "lane", {"name", "share", "max_queue", "slow_start_ms"})) {
-            r.String(entry, "name", lane.name, /*required=*/true);
+            r.Name(entry, "name", lane.name, /*required=*/true);
             r.Number(entry, "share", lane.share);
             if (lane.share > 1) r.Fail(entry["share"], "'share' must be at most 1");
             r.Integer(entry, "max_queue", lane.max_queue, 0, 1'000'000);
@@ -588,7 +607,7 @@ void ReadKeys(Reader& r, const YAML::Node& node, Config& config) {
                          "lane", "fallbacks", "stream_mode", "slow_start_ms"})) {
             continue;
         }
-        r.String(entry, "name", key.name, /*required=*/true);
+        r.Name(entry, "name", key.name, /*required=*/true);
         if (!key.name.empty() && !names.insert(key.name).second) {
             r.Fail(entry["name"], "duplicate client key name '" + key.name + "'");
         }
@@ -624,6 +643,13 @@ void ReadKeys(Reader& r, const YAML::Node& node, Config& config) {
         }
         if (!key.sha256.empty() && !hashes.insert(key.sha256).second) {
             r.Fail(entry, "client key '" + key.name + "' has the same key as another");
+        }
+        const Secret& master = config.server.master_key;
+        if (!key.sha256.empty() && !master.Empty() &&
+            key.sha256 == core::Sha256Hex(master.Reveal())) {
+            // The master key is never limited: as a client key it would silently escape the
+            // key's limits, so it cannot be one.
+            r.Fail(entry, "client key '" + key.name + "' is the master key");
         }
         r.Integer(entry, "rpm", key.rpm, 0, 1'000'000'000);
         r.Integer(entry, "tpm", key.tpm, 0, 1'000'000'000'000LL);

@@ -54,14 +54,14 @@ KeyAdmission ClientKeyState::Admit(std::int64_t tokens, TimePoint now, WallTime 
         }
     }
     if (policy_.tpm > 0) {
-        const SlidingWindow::Decision decision =
-            tokens_.TryAdd(tokens, Ramped(policy_.tpm, fraction), now);
+        const std::int64_t limit = Ramped(policy_.tpm, fraction);
+        const SlidingWindow::Decision decision = tokens_.TryAdd(tokens, limit, now);
         if (!decision.admitted) {
             verdict.refusal = KeyRefusal::kTokens;
             verdict.retry_after = decision.retry_after;
             return verdict;
         }
-        verdict.tokens = tokens;
+        verdict.tokens = std::clamp<std::int64_t>(tokens, 0, limit);  // what the window counted
     }
     if (policy_.rpm > 0) requests_.TryAdd(1, Ramped(policy_.rpm, fraction), now);
     ramp_.Fraction(now);  // records the activity

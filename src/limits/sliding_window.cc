@@ -67,7 +67,8 @@ std::int64_t SlidingWindow::Used(TimePoint now) const {
 SlidingWindow::Decision SlidingWindow::TryAdd(std::int64_t cost, std::int64_t limit,
                                               TimePoint now) {
     if (limit <= 0) return {false, std::chrono::milliseconds::max()};
-    cost = std::max<std::int64_t>(cost, 0);
+    // A cost over the limit counts as the limit: it fills the window alone, and no sum overflows.
+    cost = std::clamp<std::int64_t>(cost, 0, limit);
     Advance(now);
     if (total_ + cost <= limit || total_ == 0) {
         Count(head_) += cost;

@@ -32,9 +32,10 @@ class SlidingWindow final {
     // Admits `cost` (adding it at `now`) if Used(now) + cost <= limit; otherwise admits nothing and
     // says exactly how long until enough old slots expire for it to fit: a TryAdd of the same cost
     // at now + retry_after succeeds and one a millisecond earlier does not, if nothing else is
-    // added meanwhile. A cost larger than the limit waits until the window is empty and is then
-    // admitted, so a single request larger than the limit is not blocked forever. A limit <= 0
-    // admits nothing (retry_after is milliseconds::max()). A negative cost counts as 0.
+    // added meanwhile. A cost larger than the limit counts as the limit: it waits until the window
+    // is empty and is then admitted, so a single request larger than the limit is not blocked
+    // forever (and fills the window). A limit <= 0 admits nothing (retry_after is
+    // milliseconds::max()). A negative cost counts as 0.
     Decision TryAdd(std::int64_t cost, std::int64_t limit, TimePoint now);
     // Reconciles an earlier admission made at `at` by `delta` (may be negative: the request used
     // less than it reserved); ignored when that slot has already left the window. Never lets a slot

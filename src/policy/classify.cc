@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "core/json.h"
 #include "policy/retry_after.h"
 
 namespace switchyard::policy {
@@ -22,7 +23,7 @@ std::string StringAt(const boost::json::object& o, std::string_view key) {
 ErrorFields ReadError(std::string_view body) {
     ErrorFields f;
     boost::system::error_code ec;
-    const boost::json::value parsed = boost::json::parse(body, ec);
+    const boost::json::value parsed = core::ParseJson(body, ec);
     if (ec || !parsed.is_object()) return f;
     const boost::json::value* error = parsed.get_object().if_contains("error");
     if (error == nullptr || !error->is_object()) return f;
@@ -114,6 +115,8 @@ Outcome Classify(const AttemptResult& r, std::chrono::system_clock::time_point n
             return {Action::kRetry, ErrorClass::kTimeout};
         case Transport::kProtocol:
             return {Action::kFailOver, ErrorClass::kProtocol};
+        case Transport::kTruncated:
+            return {Action::kRetry, ErrorClass::kProtocol};
     }
     const bool success = r.status >= 200 && r.status < 300;
     Outcome outcome = FromStatus(r.status, success ? ErrorFields{} : ReadError(r.body));

@@ -16,6 +16,9 @@ enum class Transport {
     kReset,     // the connection broke before a complete response
     kTimeout,   // connect, first byte or total timeout
     kProtocol,  // the upstream did not speak HTTP we understand
+    // The answer ended before it was complete: a 200 whose JSON body does not parse (or is no
+    // object), a stream that ended without its end event.
+    kTruncated,
 };
 
 // One attempt's result as the classifier sees it: no sockets, just what arrived.
@@ -42,7 +45,8 @@ struct AttemptResult {
 //    content_policy_violation: content fallback; other 4xx: give up, the answer is the client's.
 //  - x-should-retry: true makes a give-up retryable (class retryable_client); false stops
 //    retries of this deployment.
-//  - transport: connect failures and TLS failures fail over; resets and timeouts retry.
+//  - transport: connect failures and TLS failures fail over; resets and timeouts retry; a truncated
+//    answer is a protocol failure that may be retried (class_retries.protocol).
 Outcome Classify(const AttemptResult& result, std::chrono::system_clock::time_point now);
 
 // The HTTP status an error event inside a 200 stream stands for, from its error type or code

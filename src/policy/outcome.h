@@ -24,7 +24,7 @@ enum class ErrorClass {
     kBadRequest,       // 400, 413, 422: the request itself is wrong
     kAuth,             // 401, 403
     kNotFound,         // 404
-    kProtocol,         // not an HTTP answer we understand
+    kProtocol,         // not an HTTP answer we understand, or one cut short
 };
 
 inline constexpr std::size_t kErrorClassCount = static_cast<std::size_t>(ErrorClass::kProtocol) + 1;

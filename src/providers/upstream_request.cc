@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "api/translate.h"
+#include "core/json.h"
 #include "core/version.h"
 
 namespace switchyard::providers {
@@ -57,8 +58,17 @@ std::variant<UpstreamRequest, core::LocalError> AnthropicRequest(
         }
     } else {
         const std::string canonical = api::RenderUpstreamBody(request, deployment.model, overrides);
-        auto translated = api::OpenAiRequestToAnthropic(boost::json::parse(canonical).as_object(),
-                                                        kDefaultAnthropicMaxTokens);
+        boost::system::error_code ec;
+        const boost::json::value parsed = core::ParseJson(canonical, ec);
+        if (ec || !parsed.is_object()) {
+            // The client's body was read with the same limits, so this cannot happen; if it
+            // does, it is the client's request that cannot be carried over, not a crash.
+            return core::LocalError{core::ErrorKind::kInvalidRequest,
+                                    "Cannot send this request to Anthropic deployment '" +
+                                        deployment.name + "': it cannot be re-encoded."};
+        }
+        auto translated =
+            api::OpenAiRequestToAnthropic(parsed.get_object(), kDefaultAnthropicMaxTokens);
         if (auto* error = std::get_if<core::LocalError>(&translated)) {
             error->message = "Cannot send this request to Anthropic deployment '" +
                              deployment.name + "': " + error->message;

@@ -142,6 +142,12 @@ bool DeploymentHealth::OnOutcome(std::size_t index, TimePoint now, WallTime wall
     return false;
 }
 
+void DeploymentHealth::Abandon(std::size_t index, TimePoint now) {
+    Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    e.breaker.OnNeutral(now);
+}
+
 void DeploymentHealth::RateLimitedUntil(std::size_t index, TimePoint until) {
     Entry& e = *entries_[index];
     std::lock_guard lock(e.mutex);

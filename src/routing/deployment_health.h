@@ -89,6 +89,10 @@ class DeploymentHealth final {
                    std::optional<std::chrono::milliseconds> retry_after,
                    std::optional<std::chrono::milliseconds> time_to_first_byte);
 
+    // An admitted attempt that ended without an outcome (the gateway itself failed): frees its
+    // half-open probe slot and counts for nothing.
+    void Abandon(std::size_t index, TimePoint now);
+
     // Not tried again before `until` by any request. Extends, never shortens.
     void RateLimitedUntil(std::size_t index, TimePoint until);
     void Disable(std::size_t index, TimePoint until, std::string reason);

@@ -2,6 +2,7 @@
 
 #include <openssl/crypto.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 
 #include "core/time_format.h"
@@ -11,8 +12,26 @@ namespace switchyard::server {
 
 asio::awaitable<void> ServeModels(RequestContext& ctx) {
     ctx.record.route = "models";
+    // With client keys, the list is for their holders: a key sees the groups it may use.
+    const std::vector<std::string>* allowed = nullptr;
+    std::shared_ptr<limits::ClientKeyState> key;  // keeps `allowed` alive
+    if (!ctx.Context().keys.Empty() && !PresentsMasterKey(ctx)) {
+        key = ctx.Context().keys.Find(PresentedKey(ctx.request));
+        if (!key) {
+            const core::LocalError error{core::ErrorKind::kUnauthorized,
+                                         "Incorrect or missing API key."};
+            co_await WriteLocalError(ctx, error);
+            co_return;
+        }
+        ctx.key_name = key->Policy().name;
+        if (!key->Policy().models.empty()) allowed = &key->Policy().models;
+    }
     boost::json::array data;
     for (const auto& group : ctx.Config().models) {
+        if (allowed != nullptr &&
+            std::find(allowed->begin(), allowed->end(), group.name) == allowed->end()) {
+            continue;
+        }
         data.push_back(boost::json::object{
             {"id", group.name}, {"object", "model"}, {"created", 0}, {"owned_by", "switchyard"}});
     }
@@ -174,6 +193,13 @@ asio::awaitable<void> ServeEnable(RequestContext& ctx, std::string_view name) {
 
 asio::awaitable<void> ServeMetrics(RequestContext& ctx) {
     ctx.record.route = "metrics";
+    // The metrics name client keys: once there are any, only the master key may read them.
+    if (!ctx.Context().keys.Empty()) {
+        if (const auto denied = CheckMasterKey(ctx)) {
+            co_await WriteLocalError(ctx, *denied);
+            co_return;
+        }
+    }
     std::string body = ctx.Context().metrics.Render();
     co_await WriteBody(ctx, std::move(body), "text/plain; version=0.0.4");
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/json.h"
 #include "policy/classify.h"
 #include "policy/rate_limit_headers.h"
 #include "providers/upstream_request.h"
@@ -84,6 +85,7 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     const providers::UpstreamRequest& upstream_request =
         std::get<providers::UpstreamRequest>(built);
     upstream::UpstreamCall call(ctx.worker.pool, context.clock);
+    const TrackedBy<upstream::UpstreamCall> tracked(setup.client, call);
     // The request's deadline bounds everything before the upstream starts answering; an answer
     // that has started (a long stream) runs to the total timeout.
     const auto now = context.clock.Now();
@@ -144,6 +146,16 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
         co_return end;
     }
     if (success) {
+        if (!core::IsJsonObject(body)) {
+            // Cut short or not JSON at all: the client must not get it as an answer.
+            end.status = 0;
+            end.error = {core::ErrorKind::kUpstreamProtocol,
+                         "Upstream '" + deployment.name +
+                             "' answered 200 with a JSON body that is incomplete or malformed."};
+            end.outcome =
+                policy::Classify({policy::Transport::kTruncated}, context.clock.WallNow());
+            co_return end;
+        }
         end.answered = true;
         co_await WriteUpstreamAnswer(ctx, header, body, providers::WireOf(deployment.provider));
         co_return end;

@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 #include <functional>
+#include <limits>
 #include <random>
 #include <variant>
 
@@ -21,8 +22,10 @@
 #include "routing/strategy.h"
 #include "server/admission.h"
 #include "server/attempt.h"
+#include "server/client_watch.h"
 #include "server/http_io.h"
 #include "server/relay.h"
+#include "server/test_faults.h"
 #include "upstream/webhook.h"
 
 namespace switchyard::server {
@@ -89,6 +92,71 @@ class QueueSlot final {
     bool held_ = false;
 };
 
+// An admitted attempt: in its deployment's in-flight count while it runs, and reported to the
+// deployment's health exactly once — with its outcome, or, if the gateway itself failed before
+// one was known, as abandoned (its half-open probe slot is freed).
+class AdmittedAttempt final {
+  public:
+    AdmittedAttempt(routing::DeploymentHealth& health, const core::Clock& clock, std::size_t index)
+        : health_(health), clock_(clock), index_(index) {
+        health_.AddInFlight(index_, 1);
+    }
+    AdmittedAttempt(const AdmittedAttempt&) = delete;
+    AdmittedAttempt& operator=(const AdmittedAttempt&) = delete;
+    ~AdmittedAttempt() {
+        Ended();
+        if (!reported_) health_.Abandon(index_, clock_.Now());
+    }
+
+    // The attempt no longer runs.
+    void Ended() {
+        if (running_) health_.AddInFlight(index_, -1);
+        running_ = false;
+    }
+    // Its outcome; true when it newly disabled the deployment (a spend cap).
+    bool Report(policy::ErrorClass error, std::optional<milliseconds> retry_after,
+                std::optional<milliseconds> time_to_first_byte) {
+        Ended();
+        reported_ = true;
+        return health_.OnOutcome(index_, clock_.Now(), clock_.WallNow(), error, retry_after,
+                                 time_to_first_byte);
+    }
+
+  private:
+    routing::DeploymentHealth& health_;
+    const core::Clock& clock_;
+    std::size_t index_;
+    bool running_ = true;
+    bool reported_ = false;
+};
+
+// Headroom reserved for an attempt: settled with the attempt's outcome, or given back whole if
+// the attempt never settles it (it was not sent, or it was cut short by an exception).
+class HeadroomReservation final {
+  public:
+    HeadroomReservation(limits::Headroom& headroom, const core::Clock& clock, std::size_t index,
+                        limits::HeadroomCost cost)
+        : headroom_(headroom), clock_(clock), index_(index), cost_(cost) {}
+    HeadroomReservation(const HeadroomReservation&) = delete;
+    HeadroomReservation& operator=(const HeadroomReservation&) = delete;
+    ~HeadroomReservation() {
+        if (open_) headroom_.Cancel(index_, cost_, clock_.Now());
+    }
+
+    void Settle(bool answered, std::int64_t input_tokens, std::int64_t output_tokens) {
+        if (!open_) return;
+        open_ = false;
+        headroom_.Settle(index_, cost_, answered, input_tokens, output_tokens, clock_.Now());
+    }
+
+  private:
+    limits::Headroom& headroom_;
+    const core::Clock& clock_;
+    std::size_t index_;
+    limits::HeadroomCost cost_;
+    bool open_ = true;
+};
+
 // What the engine's walk carries between its steps, besides the engine's own state.
 struct Walk {
     const AttemptSetup& setup;
@@ -97,6 +165,7 @@ struct Walk {
     std::int64_t input_estimate = 0;  // input tokens estimated from the body
     bool fallbacks = true;
     KeySettlement& settlement;
+    ClientWatch& client;
     std::vector<core::AttemptNote> notes;
     milliseconds waited{0};  // since the last attempt, for the next attempt's note
     AttemptEnd last;         // the last failed attempt
@@ -121,10 +190,11 @@ void AlertDisabled(RequestContext& ctx, const config::Deployment& deployment) {
     }
 }
 
-asio::awaitable<void> Sleep(RequestContext& ctx, milliseconds delay) {
+asio::awaitable<void> Sleep(RequestContext& ctx, milliseconds delay, ClientWatch& client) {
     asio::steady_timer timer(ctx.stream.get_executor());
+    const TrackedBy<asio::steady_timer> tracked(&client, timer);
     timer.expires_after(delay);
-    // A cancelled wait (shutdown) just ends early; the engine re-checks the deadline.
+    // A cancelled wait (the client left) just ends early; the engine loop notices.
     auto [ec] = co_await timer.async_wait(kTuple);
     (void)ec;
 }
@@ -160,20 +230,17 @@ void ReadHealth(const engine::AttemptState& state, routing::DeploymentHealth& he
 // After an attempt: its outcome goes to the deployment's health, headroom and retry budget, the
 // client's retry budget, the metrics and, when it failed, the attempt notes.
 void RecordAttempt(RequestContext& ctx, Walk& walk, const config::Deployment& deployment,
-                   const routing::PlannedGroup& stage, const limits::HeadroomCost& cost,
-                   const AttemptEnd& end) {
+                   const routing::PlannedGroup& stage, AdmittedAttempt& admitted,
+                   HeadroomReservation* headroom, const AttemptEnd& end) {
     ServerContext& context = ctx.Context();
     routing::DeploymentHealth& health = context.health;
-    const Clock::time_point now = context.clock.Now();
-    if (ctx.Config().limits.self_throttle) {
-        context.headroom.Settle(deployment.index, cost, end.answered, ctx.record.input_tokens,
-                                ctx.record.output_tokens, now);
+    if (headroom != nullptr) {
+        headroom->Settle(end.answered, ctx.record.input_tokens, ctx.record.output_tokens);
     }
     if (end.answered) walk.settlement.served_by = &deployment;
     // A stream that failed after its commit point is a failure of the deployment all the same.
     const policy::ErrorClass error = end.outcome.error_class;
-    if (health.OnOutcome(deployment.index, now, context.clock.WallNow(), error,
-                         end.outcome.retry_after, end.time_to_first_byte)) {
+    if (admitted.Report(error, end.outcome.retry_after, end.time_to_first_byte)) {
         AlertDisabled(ctx, deployment);
     }
     context.metrics.CountAttempt(ctx.worker.index, deployment.name, policy::Name(error));
@@ -207,7 +274,14 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
     std::vector<engine::TargetHealth> health_now(config.deployment_count);
     QueueSlot queue(context.lanes, walk.lane);
     engine::Event event = engine::event::Start{};
+    engine::Action client_gone;
+    client_gone.kind = Kind::kDone;  // nobody to answer: the request ends here
     for (;;) {
+        if (walk.client.Gone()) {
+            ctx.error = "client went away before the answer";
+            ctx.keep_alive = false;
+            co_return client_gone;
+        }
         const Clock::time_point now = context.clock.Now();
         ReadHealth(state, health, now, health_now);
         const engine::World world{health_now, walk.client_budget.CanRetry(), now, draw()};
@@ -220,31 +294,33 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
                 const engine::Target& target = state.targets[action.target];
                 const config::Deployment& deployment = *target.deployment;
                 const routing::PlannedGroup stage = state.stages[target.stage].group;
-                limits::HeadroomCost cost;
+                std::optional<HeadroomReservation> reserved;
                 if (config.limits.self_throttle) {
                     // Send only where the provider's limits leave room for this lane.
                     const limits::Lanes::Grant grant = context.lanes.Share(walk.lane, now);
-                    cost = limits::CostOf(deployment.provider, walk.input_estimate,
-                                          walk.setup.request.max_tokens);
+                    const limits::HeadroomCost cost = limits::CostOf(
+                        deployment.provider, walk.input_estimate, walk.setup.request.max_tokens);
                     const milliseconds wait = context.headroom.TryReserve(
                         deployment.index, cost, grant.share, now, walk.lane, grant.ramp);
                     if (wait > milliseconds(0)) {
                         event = engine::event::NoHeadroom{wait};
                         break;
                     }
+                    reserved.emplace(context.headroom, context.clock, deployment.index, cost);
                 }
                 if (!health.Admit(deployment.index, now)) {
-                    // Another request took the last half-open probe slot.
-                    if (config.limits.self_throttle) {
-                        context.headroom.Cancel(deployment.index, cost, now);
-                    }
+                    // Another request took the last half-open probe slot (the reservation goes
+                    // back as `reserved` ends).
                     event = engine::event::NotAdmitted{};
                     break;
                 }
-                health.AddInFlight(deployment.index, 1);
+                AdmittedAttempt admitted(health, context.clock, deployment.index);
                 AttemptEnd end = co_await RunAttempt(ctx, walk.setup, deployment, stage);
-                health.AddInFlight(deployment.index, -1);
-                RecordAttempt(ctx, walk, deployment, stage, cost, end);
+                admitted.Ended();
+                // Cut short for a client that left: no outcome of the deployment's to record.
+                if (walk.client.Gone()) continue;
+                RecordAttempt(ctx, walk, deployment, stage, admitted,
+                              reserved ? &*reserved : nullptr, end);
                 if (end.answered) {
                     engine::Action done;
                     done.kind = Kind::kDone;
@@ -262,7 +338,7 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
                     }
                     context.metrics.CountHeadroomWait(ctx.record.lane);
                 }
-                co_await Sleep(ctx, action.wait);
+                co_await Sleep(ctx, action.wait, walk.client);
                 walk.waited += action.wait;
                 event = engine::event::Waited{};
                 break;
@@ -449,13 +525,18 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
     const std::int64_t input_estimate = api::EstimateInputTokens(client_body);
     KeySettlement settlement(ctx);
     std::size_t lane = 0;
-    if (auto refused =
-            Admit(ctx, request, requested, input_estimate + request.max_tokens, settlement, lane)) {
+    // Saturating: a max_tokens near 2^63 must not wrap the estimate into a negative count.
+    const std::int64_t tokens =
+        request.max_tokens > std::numeric_limits<std::int64_t>::max() - input_estimate
+            ? std::numeric_limits<std::int64_t>::max()
+            : input_estimate + request.max_tokens;
+    if (auto refused = Admit(ctx, request, requested, tokens, settlement, lane)) {
         const Unanswered refusal = std::move(*refused);
         co_await WriteUnanswered(ctx, nullptr, refusal);
         co_return;
     }
 
+    ThrowIfTestFault(ctx, "before-answer");
     const engine::HeaderLookup header =
         [&ctx](std::string_view name) -> std::optional<std::string_view> {
         const auto it = ctx.request.find(name);
@@ -471,14 +552,17 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
         context.metrics.CountClientRetry();
     }
     const Clock::time_point deadline = context.clock.Now() + options.deadline;
+    const ClientWatchScope client(ClientWatch::Start(ctx));
     const AttemptSetup setup{request,          client_body,        deadline,
-                             options.timeouts, options.background, options.stream_upstream};
+                             options.timeouts, options.background, options.stream_upstream,
+                             &*client};
     Walk walk{setup,
               context.client_budgets.For(ClientCredential(ctx.request)),
               lane,
               input_estimate,
               options.fallbacks,
-              settlement};
+              settlement,
+              *client};
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     const std::function<double()> draw = [&] { return uniform(ctx.worker.rng); };
     engine::AttemptState state(

@@ -5,6 +5,8 @@
 #include <boost/json.hpp>
 #include <cmath>
 
+#include "core/json.h"
+#include "core/names.h"
 #include "core/sha256.h"
 #include "server/admin_handlers.h"
 #include "server/http_io.h"
@@ -63,7 +65,7 @@ bool ReadCount(const boost::json::object& o, std::string_view name, std::int64_t
 std::optional<config::ClientKey> ParseKey(const RequestContext& ctx, std::string& plaintext,
                                           core::LocalError& error) {
     boost::system::error_code ec;
-    const boost::json::value body = boost::json::parse(ctx.request.body(), ec);
+    const boost::json::value body = core::ParseJson(ctx.request.body(), ec);
     if (ec || !body.is_object()) {
         error = {core::ErrorKind::kMalformedJson, "The body must be a JSON object."};
         return std::nullopt;
@@ -82,8 +84,11 @@ std::optional<config::ClientKey> ParseKey(const RequestContext& ctx, std::string
     const config::Config& config = ctx.Config();
     config::ClientKey key;
     const boost::json::value* name = o.if_contains("name");
-    if (name == nullptr || !name->is_string() || name->get_string().empty()) {
-        error = {core::ErrorKind::kInvalidRequest, "'name' must be a non-empty string.", "name"};
+    if (name == nullptr || !name->is_string() || !core::IsSafeName(name->get_string())) {
+        error = {core::ErrorKind::kInvalidRequest,
+                 "'name' must be 1 to 256 visible ASCII characters without spaces, quotes or "
+                 "backslashes.",
+                 "name"};
         return std::nullopt;
     }
     key.name = name->get_string();
@@ -97,6 +102,13 @@ std::optional<config::ClientKey> ParseKey(const RequestContext& ctx, std::string
         }
         plaintext.clear();  // chosen by the caller: never echoed
         key.sha256 = core::Sha256Hex(k->get_string());
+        const config::Secret& master = config.server.master_key;
+        if (!master.Empty() && key.sha256 == core::Sha256Hex(master.Reveal())) {
+            error = {core::ErrorKind::kInvalidRequest,
+                     "'key' is the master key, which is never limited: it cannot be a client key.",
+                     "key"};
+            return std::nullopt;
+        }
     } else {
         plaintext = core::NewClientKey();
         key.sha256 = core::Sha256Hex(plaintext);
@@ -214,15 +226,18 @@ asio::awaitable<void> ServeAddKey(RequestContext& ctx) {
     co_await WriteResponse(ctx, response);
 }
 
-asio::awaitable<void> ServeDeleteKey(RequestContext& ctx, std::string_view name) {
+asio::awaitable<void> ServeDeleteKey(RequestContext& ctx, std::string_view path_segment) {
     ctx.record.route = "admin";
     if (const auto denied = CheckMasterKey(ctx)) {
         co_await WriteLocalError(ctx, *denied);
         co_return;
     }
-    if (!ctx.Context().keys.Remove(name)) {
-        const core::LocalError error{core::ErrorKind::kRouteNotFound,
-                                     "No client key named '" + std::string(name) + "'."};
+    bool decoded = false;
+    const std::string name = core::PercentDecode(path_segment, decoded);
+    if (!decoded || !ctx.Context().keys.Remove(name)) {
+        const core::LocalError error{
+            core::ErrorKind::kRouteNotFound,
+            "No client key named '" + core::Printable(decoded ? name : path_segment) + "'."};
         co_await WriteLocalError(ctx, error);
         co_return;
     }

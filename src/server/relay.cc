@@ -9,8 +9,10 @@
 #include "api/stream_events.h"
 #include "api/translate.h"
 #include "api/usage.h"
+#include "core/json.h"
 #include "core/sse_parser.h"
 #include "server/http_io.h"
+#include "server/test_faults.h"
 
 namespace switchyard::server {
 namespace {
@@ -32,6 +34,7 @@ asio::awaitable<bool> WriteStreamHead(RequestContext& ctx,
     auto [ec, written] = co_await http::async_write_header(ctx.stream, serializer, kTuple);
     ctx.record.bytes_out += written;
     if (ec) ctx.keep_alive = false;
+    ctx.stream_open = !ec;
     co_return !ec;
 }
 
@@ -52,7 +55,7 @@ std::string TranslateBody(std::string_view body, unsigned status, api::Wire from
                                              : api::OpenAiErrorToAnthropic(body, status);
     }
     boost::system::error_code ec;
-    boost::json::value parsed = boost::json::parse(body, ec);
+    boost::json::value parsed = core::ParseJson(body, ec);
     if (ec || !parsed.is_object()) return std::string(body);
     return boost::json::serialize(from == api::Wire::kAnthropic
                                       ? api::AnthropicResponseToOpenAi(parsed.get_object(), created)
@@ -112,10 +115,6 @@ asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
     co_await WriteAnswer(ctx, header.result_int(), lines, body);
 }
 
-namespace {
-
-// The event that ends a stream broken after its commit point, in the client's API: Switchyard's
-// `stream_interrupted` error, with what went wrong upstream as its message.
 std::string StreamErrorEvent(api::Wire front, std::string_view message) {
     if (front == api::Wire::kAnthropic) {
         boost::json::object error{
@@ -134,8 +133,6 @@ std::string StreamErrorEvent(api::Wire front, std::string_view message) {
     return "data: " + boost::json::serialize(boost::json::object{{"error", std::move(error)}}) +
            "\n\n";
 }
-
-}  // namespace
 
 asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::UpstreamCall& call,
                                           StreamOptions options) {
@@ -221,23 +218,24 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         out.clear();
         if (ec) {
             ctx.keep_alive = false;
+            ctx.stream_open = false;  // nobody left to tell
             ctx.error = "client went away during the stream";
             co_return result;
         }
+        ThrowIfTestFault(ctx, "mid-stream");
     }
     if (call.Failed()) {
         result.transport = call.Transport();
         result.error = call.Error();
+    } else if (!done_seen && result.error_event.empty()) {
+        // A clean end without [DONE] / message_stop is no complete answer either.
+        result.transport = policy::Transport::kTruncated;
+        result.error = {core::ErrorKind::kUpstreamProtocol,
+                        "The upstream stream ended before its end event."};
     }
-    const bool background = options.background || options.assemble;
     if (!result.committed) {
-        if (result.Failed() || (background && !done_seen)) {
+        if (result.Failed()) {
             // Before the commit point (or anywhere in background mode): the attempt failed.
-            if (!result.Failed()) {
-                result.transport = policy::Transport::kReset;
-                result.error = {core::ErrorKind::kUpstreamUnreachable,
-                                "The upstream stream ended early."};
-            }
             co_return result;
         }
         result.committed = true;
@@ -267,13 +265,15 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
                                         : "The upstream failed during the stream: " +
                                               api::ErrorMessageOf(result.error_event);
         ctx.error = message;
-        if (!translating && result.error_event.empty()) out.append(sse.Pending());
+        if (!translating && result.error_event.empty() &&
+            result.transport != policy::Transport::kTruncated) {
+            out.append(sse.Pending());
+        }
         if (!out.empty() && !out.ends_with("\n\n")) out.append("\n\n");
         out += StreamErrorEvent(options.front, message);
-    } else {
-        // An unterminated last event is still the provider's bytes (when passed through as is).
-        if (!translating) out.append(sse.Pending());
-        if (!done_seen) ctx.error = "upstream stream ended before its end event";
+    } else if (!translating) {
+        // Bytes after the end event are still the provider's (when passed through as is).
+        out.append(sse.Pending());
     }
     ctx.watch.Arm(ctx.stream.socket(), clock.Now() + kDownstreamWriteTimeout);
     if (!out.empty()) {
@@ -282,12 +282,14 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         ctx.record.bytes_out += written;
         if (ec) {
             ctx.keep_alive = false;
+            ctx.stream_open = false;
             co_return result;
         }
     }
     auto [last_ec, last_written] =
         co_await asio::async_write(ctx.stream, http::make_chunk_last(), kTuple);
     ctx.record.bytes_out += last_written;
+    ctx.stream_open = false;
     ctx.watch.Disarm();
     if (last_ec) ctx.keep_alive = false;
     co_return result;

@@ -24,6 +24,10 @@ asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
                                           const upstream::ResponseHeader& header, std::string& body,
                                           api::Wire upstream);
 
+// The event that ends a stream broken after its commit point, in the client's API: Switchyard's
+// `stream_interrupted` error with `message` saying what failed.
+std::string StreamErrorEvent(api::Wire front, std::string_view message);
+
 // How a stream is relayed.
 struct StreamOptions {
     bool background = false;                // hold the whole stream; retry on any failure

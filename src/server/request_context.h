@@ -37,6 +37,9 @@ struct RequestContext {
     std::string model;                    // the model that answered (the deployment's)
     std::string key_name;                 // the client key's name
     api::Wire wire = api::Wire::kOpenAi;  // the API the client speaks: local replies use it
+    // A chunked stream's head went downstream and its last chunk has not: a failure must end it
+    // with an error event.
+    bool stream_open = false;
     // Extra headers for a local reply (Allow on a 405, retry-after on a 429).
     std::vector<std::pair<std::string, std::string>> reply_headers;
 

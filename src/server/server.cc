@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <sys/socket.h>
 
+#include <boost/json.hpp>
+#include <exception>
 #include <random>
 #include <thread>
 
@@ -11,14 +13,51 @@
 namespace switchyard::server {
 namespace {
 
+// A session's requests catch what their handlers throw; whatever escapes the session itself (its
+// gauges and list entry are given back by RAII) is at least logged, never swallowed.
+void LogEscaped(std::exception_ptr error) {
+    if (!error) return;
+    try {
+        std::rethrow_exception(error);
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "{{\"level\":\"error\",\"event\":\"session_failed\",\"error\":{}}}\n",
+                   boost::json::serialize(boost::json::string(e.what())));
+    } catch (...) {
+        fmt::print(stderr, "{{\"level\":\"error\",\"event\":\"session_failed\"}}\n");
+    }
+}
+
+// How long accepting pauses when the process is out of descriptors or memory: the pending
+// connection stays in the kernel's backlog, and retrying at once would only spin.
+constexpr std::chrono::milliseconds kAcceptPause{100};
+
 asio::awaitable<void> AcceptLoop(Worker* worker) {
+    asio::steady_timer pause(worker->ioc);
+    bool starved = false;
     for (;;) {
         auto [ec, socket] = co_await worker->acceptor->async_accept(kTuple);
         if (ec) {
             if (ec == asio::error::operation_aborted || !worker->acceptor->is_open()) co_return;
-            continue;  // EMFILE and friends: keep serving what we have
+            // EMFILE, ENFILE, ENOBUFS, ENOMEM: keep serving what we have, and try again shortly.
+            if (!starved) {
+                fmt::print(stderr,
+                           "{{\"level\":\"error\",\"event\":\"accept_failed\",\"error\":\"{}\","
+                           "\"worker\":{}}}\n",
+                           ec.message(), worker->index);
+            }
+            starved = true;
+            pause.expires_after(kAcceptPause);
+            auto [wait_ec] = co_await pause.async_wait(kTuple);
+            (void)wait_ec;
+            continue;
         }
-        asio::co_spawn(worker->ioc, RunSession(std::move(socket), worker), asio::detached);
+        if (starved) {
+            fmt::print(stderr,
+                       "{{\"level\":\"info\",\"event\":\"accept_recovered\",\"worker\":{}}}\n",
+                       worker->index);
+            starved = false;
+        }
+        asio::co_spawn(worker->ioc, RunSession(std::move(socket), worker), LogEscaped);
     }
 }
 
@@ -62,7 +101,6 @@ void Server::Listen() {
 }
 
 void Server::BeginDrain() {
-    context_.draining.store(true);
     for (auto& worker : workers_) {
         asio::post(worker->ioc, [w = worker.get()] {
             boost::system::error_code ignored;
@@ -89,6 +127,7 @@ bool Server::Run() {
     asio::io_context control(1);
     asio::signal_set signals(control, SIGTERM, SIGINT);
     asio::steady_timer timer(control);
+    asio::steady_timer delay(control);
     std::chrono::steady_clock::time_point drain_deadline;
     bool clean = true;
     std::function<void()> poll = [&] {
@@ -108,11 +147,20 @@ bool Server::Run() {
     };
     signals.async_wait([&](const boost::system::error_code& ec, int signal) {
         if (ec) return;
-        fmt::print(stderr, "switchyard: signal {}, draining\n", signal);
-        drain_deadline = context_.clock.Now() + context_.config->server.drain_timeout;
-        BeginDrain();
-        guards.clear();
-        poll();
+        const config::ServerConfig& server = context_.config->server;
+        // Readiness fails and answers close their connections at once; the listener stays open
+        // for the drain delay, so load balancers see a failing health check, not refusals.
+        context_.draining.store(true);
+        const auto wait = signal == SIGINT ? std::chrono::milliseconds(0) : server.drain_delay;
+        fmt::print(stderr, "switchyard: signal {}, draining (listener closes in {} ms)\n", signal,
+                   wait.count());
+        delay.expires_after(wait);
+        delay.async_wait([&](const boost::system::error_code&) {
+            drain_deadline = context_.clock.Now() + server.drain_timeout;
+            BeginDrain();
+            guards.clear();
+            poll();
+        });
     });
     control.run();
     for (auto& t : threads) t.join();

@@ -1,9 +1,16 @@
 #include "server/session.h"
 
+#include <fmt/format.h>
+
+#include <boost/json.hpp>
+#include <exception>
+
+#include "core/names.h"
 #include "server/admin_handlers.h"
 #include "server/chat_handler.h"
 #include "server/http_io.h"
 #include "server/key_admin.h"
+#include "server/relay.h"
 
 namespace switchyard::server {
 namespace {
@@ -109,6 +116,53 @@ asio::awaitable<void> Dispatch(RequestContext& ctx) {
     }
 }
 
+// The answer to a request whose handler threw: a 500 in the client's wire format when nothing
+// was sent yet, an error event and a clean end when a stream was open, nothing when the answer
+// was complete. The connection closes afterwards; an error line goes to stderr.
+asio::awaitable<void> AnswerFailure(RequestContext& ctx, std::string what) {
+    ctx.keep_alive = false;
+    ctx.error = "internal error: " + what;
+    fmt::print(
+        stderr, "{}\n",
+        boost::json::serialize(boost::json::object{
+            {"level", "error"}, {"event", "internal_error"}, {"path", ctx.path}, {"error", what}}));
+    if (ctx.stream_open) {
+        const std::string event = StreamErrorEvent(
+            ctx.wire, "Switchyard failed while relaying the stream; the answer is incomplete.");
+        ctx.stream_open = false;
+        auto [ec, written] =
+            co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(event)), kTuple);
+        ctx.record.bytes_out += written;
+        if (ec) co_return;
+        auto [last_ec, last_written] =
+            co_await asio::async_write(ctx.stream, http::make_chunk_last(), kTuple);
+        (void)last_ec;
+        ctx.record.bytes_out += last_written;
+        co_return;
+    }
+    if (ctx.record.status != 0) co_return;
+    const core::LocalError error{
+        core::ErrorKind::kInternal,
+        "Switchyard failed while handling the request. It may be retried."};
+    co_await WriteLocalError(ctx, error);
+    ctx.error = "internal error: " + what;  // the log says what failed, not what the client read
+}
+
+// Runs the handler. Whatever it throws is caught here, at the session boundary, so every request
+// that entered gets exactly one answer (and its log line, and its gauges back).
+asio::awaitable<void> Handle(RequestContext& ctx) {
+    std::string what;
+    try {
+        co_await Dispatch(ctx);
+        co_return;
+    } catch (const std::exception& e) {
+        what = e.what();
+    } catch (...) {
+        what = "unknown exception";
+    }
+    co_await AnswerFailure(ctx, std::move(what));
+}
+
 // Records one finished request in metrics and the access log.
 void Finish(RequestContext& ctx) {
     ServerContext& context = ctx.Context();
@@ -146,12 +200,49 @@ asio::awaitable<void> RejectUnreadable(Worker& worker, beast::tcp_stream& stream
     ctx.record.start = worker.context.clock.WallNow();
     // The header may be incomplete; whatever was parsed of it names the request in the log.
     ctx.request.base() = parser.get().base();
-    ctx.path = std::string(ctx.request.target().substr(0, ctx.request.target().find('?')));
+    ctx.path = core::Printable(ctx.request.target().substr(0, ctx.request.target().find('?')));
     if (ctx.path == "/v1/messages") ctx.wire = api::Wire::kAnthropic;
     ctx.record.route = "rejected";
     co_await WriteLocalError(ctx, error);
     Finish(ctx);
 }
+
+// A connection's place in its worker's session list and in the connections gauge, given back
+// however the session ends.
+class SessionEntry final {
+  public:
+    SessionEntry(Worker& worker, beast::tcp_stream& stream) : worker_(worker) {
+        worker_.sessions.push_front({&stream, false});
+        handle_ = worker_.sessions.begin();
+        worker_.context.metrics.AddConnections(1);
+    }
+    SessionEntry(const SessionEntry&) = delete;
+    SessionEntry& operator=(const SessionEntry&) = delete;
+    ~SessionEntry() {
+        worker_.sessions.erase(handle_);
+        worker_.context.metrics.AddConnections(-1);
+    }
+    SessionHandle& operator*() { return *handle_; }
+    SessionHandle* operator->() { return &*handle_; }
+
+  private:
+    Worker& worker_;
+    std::list<SessionHandle>::iterator handle_;
+};
+
+// One request in the in-flight gauge, for as long as it is handled.
+class InFlightRequest final {
+  public:
+    explicit InFlightRequest(observe::Metrics& metrics) : metrics_(metrics) {
+        metrics_.AddInFlight(1);
+    }
+    InFlightRequest(const InFlightRequest&) = delete;
+    InFlightRequest& operator=(const InFlightRequest&) = delete;
+    ~InFlightRequest() { metrics_.AddInFlight(-1); }
+
+  private:
+    observe::Metrics& metrics_;
+};
 
 }  // namespace
 
@@ -161,9 +252,7 @@ asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     beast::tcp_stream stream(std::move(socket));
-    worker->sessions.push_front({&stream, false});
-    const auto handle = worker->sessions.begin();
-    context.metrics.AddConnections(1);
+    SessionEntry handle(*worker, stream);
     beast::flat_buffer buffer;
     bool lingering_close = false;
     upstream::Watch watch(worker->watchdog);
@@ -171,7 +260,6 @@ asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
 
     for (;;) {
         handle->busy = false;
-        if (context.draining.load(std::memory_order_relaxed)) break;
         if (buffer.size() == 0) {
             // Idle keep-alive: wait for the next request's first byte.
             watch.Arm(stream.socket(), context.clock.Now() + limits.idle_timeout);
@@ -189,26 +277,43 @@ asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
         parser.body_limit(limits.max_body_bytes);
         parser.header_limit(kMaxRequestHeaderBytes);
         watch.Arm(stream.socket(), start + limits.header_timeout);
-        auto [read_ec, read] = co_await http::async_read(stream, buffer, parser, kTuple);
+        auto [read_ec, read] = co_await http::async_read_header(stream, buffer, parser, kTuple);
+        if (!read_ec && !parser.is_done()) {
+            // A client that sent `Expect: 100-continue` waits for a go-ahead before the body
+            // (RFC 9110 section 10.1.1); the header timeout covers the body too.
+            if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+                static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+                auto [continue_ec, sent] =
+                    co_await asio::async_write(stream, asio::buffer(kContinue), kTuple);
+                (void)sent;
+                read_ec = continue_ec;
+            }
+            if (!read_ec) {
+                auto [body_ec, body_read] =
+                    co_await http::async_read(stream, buffer, parser, kTuple);
+                (void)body_read;
+                read_ec = body_ec;
+            }
+        }
+        (void)read;
         watch.Disarm();
         if (read_ec) {
             co_await RejectUnreadable(*worker, stream, watch, parser, read_ec, start);
             lingering_close = true;
             break;
         }
-        context.metrics.AddInFlight(1);
+        const InFlightRequest in_flight(context.metrics);
         RequestContext ctx{*worker, stream, watch, parser.release(), {}, true, start, {}};
         ctx.record.start = context.clock.WallNow();
         ctx.keep_alive = ctx.request.keep_alive() && !context.draining.load();
         const std::string_view target = ctx.request.target();
-        ctx.path = std::string(target.substr(0, target.find('?')));
-        co_await Dispatch(ctx);
+        // Bytes outside visible ASCII are escaped: the path is echoed in error bodies and log
+        // lines.
+        ctx.path = core::Printable(target.substr(0, target.find('?')));
+        co_await Handle(ctx);
         Finish(ctx);
-        context.metrics.AddInFlight(-1);
         if (!ctx.keep_alive) break;
     }
-    worker->sessions.erase(handle);
-    context.metrics.AddConnections(-1);
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     if (lingering_close) {
         // The client may still be sending a body we refused. Closing with unread bytes would make

@@ -19,10 +19,17 @@ bool IsStaleConnectionError(const boost::system::error_code& ec) {
 
 UpstreamCall::~UpstreamCall() {
     // Only a connection whose exchange completed cleanly goes back to the pool.
-    if (connection_ && !failed_ && parser_ && parser_->is_done() && parser_->keep_alive() &&
-        connection_->buffer.size() == 0) {
+    if (connection_ && !failed_ && !aborted_ && parser_ && parser_->is_done() &&
+        parser_->keep_alive() && connection_->buffer.size() == 0) {
         pool_.Release(std::move(connection_));
     }
+}
+
+void UpstreamCall::Abort() {
+    aborted_ = true;
+    if (!connection_) return;  // still connecting: the connect timeout bounds it
+    boost::system::error_code ignored;
+    connection_->Lowest().socket().close(ignored);
 }
 
 boost::system::error_code UpstreamCall::TimedOut(const boost::system::error_code& ec) {

@@ -63,6 +63,10 @@ class UpstreamCall final {
         read_deadline_ = deadline;
     }
 
+    // Cuts the exchange short (the client it was for went away): the operation in flight fails,
+    // and the connection is closed instead of going back to the pool.
+    void Abort();
+
     const core::LocalError& Error() const { return error_; }
     bool Failed() const { return failed_; }
     // How a failed call failed, for the classifier.
@@ -92,6 +96,7 @@ class UpstreamCall final {
     std::optional<http::response_parser<http::buffer_body, ResponseAllocator>> parser_;
     core::LocalError error_;
     bool failed_ = false;
+    bool aborted_ = false;
     policy::Transport transport_ = policy::Transport::kOk;
 };
 

@@ -92,7 +92,20 @@ test('the anthropic-ratelimit-* headers are read into the deployment\'s headroom
                                             headers: { 'x-api-key': KEY } });
   const d = JSON.parse(res.body).deployments.find((x) => x.name === 'claude-a');
   assert.ok(d.headroom.requests.limit > 0, JSON.stringify(d.headroom));
-  assert.ok(d.headroom.input_tokens.remaining >= 0);
+  const { limit, remaining } = d.headroom.input_tokens;
+  assert.ok(Number.isInteger(limit) && limit > 0, `input_tokens.limit ${limit}`);
+  assert.ok(Number.isInteger(remaining) && remaining >= 0 && remaining <= limit,
+            `input_tokens.remaining ${remaining} of ${limit}`);
+  // Exactly what the upstream itself sends for the same request.
+  const direct = await request(mock.port, {
+    path: '/v1/messages',
+    headers: { 'anthropic-version': '2023-06-01', 'x-api-key': KEY },
+    body: { model: 'claude-sonnet-4-5', max_tokens: 128,
+            messages: [{ role: 'user', content: 'Hello' }] },
+  });
+  assert.equal(direct.status, 200, direct.body);
+  assert.equal(limit, Number(direct.headers['anthropic-ratelimit-input-tokens-limit']));
+  assert.equal(remaining, Number(direct.headers['anthropic-ratelimit-input-tokens-remaining']));
   assert.ok(!Number.isNaN(Date.parse(d.headroom.requests.reset)), 'RFC 3339 reset parsed');
 });
 

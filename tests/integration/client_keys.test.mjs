@@ -119,7 +119,7 @@ test('RPM holds exactly: of 9 concurrent requests 5 pass, the rest get an exact 
   // Refused requests never reached the provider.
   const upstream = (await mock.stats()).requests.filter((r) => r.model === 'model-a');
   assert.equal(upstream.length, 5);
-  const metrics = await gateway.metrics();
+  const metrics = await gateway.metrics(MASTER);
   assert.match(metrics, /switchyard_key_refusals_total\{key="rpm",reason="requests"\} 4/);
 });
 
@@ -136,11 +136,13 @@ test('TPM counts the input estimate plus max_tokens', async () => {
 });
 
 test('a monthly budget stops the key once the reported usage has spent it', async () => {
-  // 100,000 per million tokens: each answer costs at least 0.2.
+  // a-dep costs 100,000 per million tokens, input and output: 0.1 a token.
   const first = await chat(KEYS.BUDGET_KEY);
   assert.equal(first.status, 200);
   const usage = JSON.parse(first.body).usage;
-  assert.ok((usage.prompt_tokens + usage.completion_tokens) * 0.1 >= 0.01);
+  assert.ok(Number.isInteger(usage.prompt_tokens) && usage.prompt_tokens > 0, JSON.stringify(usage));
+  assert.ok(Number.isInteger(usage.completion_tokens) && usage.completion_tokens > 0);
+  const cost = (usage.prompt_tokens * 100_000 + usage.completion_tokens * 100_000) / 1e6;
   const stopped = await chat(KEYS.BUDGET_KEY);
   assert.equal(stopped.status, 429);
   const error = JSON.parse(stopped.body).error;
@@ -154,7 +156,15 @@ test('a monthly budget stops the key once the reported usage has spent it', asyn
     `retry-after ${stopped.headers['retry-after']} vs ${expected}`);
   const listed = JSON.parse((await admin('GET', '/admin/keys')).body).keys;
   const budget = listed.find((k) => k.name === 'budget');
-  assert.ok(budget.usage.spent_this_month >= 0.01);
+  assert.equal(budget.monthly_budget, 0.01);
+  // The gateway charged the usage the upstream reported at the deployment's prices, once: the
+  // refused request cost nothing.
+  const spent = budget.usage.spent_this_month;
+  assert.ok(typeof spent === 'number' && Math.abs(spent - cost) < 1e-9,
+            `spent_this_month ${spent}, expected ${cost} for ${JSON.stringify(usage)}`);
+  assert.ok(spent > budget.monthly_budget, 'the one answer spent the budget');
+  const metrics = await gateway.metrics(MASTER);
+  assert.match(metrics, /switchyard_key_refusals_total\{key="budget",reason="budget"\} 1\n/);
 });
 
 test('a key with fallbacks off never walks the fallback chain', async () => {

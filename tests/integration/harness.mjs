@@ -114,8 +114,11 @@ export async function startGateway(yaml, { env = {}, workers = 2 } = {}) {
     logs,
     stderr: () => stderr,
     exited: () => exited(child),
-    async metrics() {
-      const r = await fetch(`http://127.0.0.1:${port}/metrics`);
+    // With client keys configured, /metrics needs the master key: pass it as `key`.
+    async metrics(key) {
+      const r = await fetch(`http://127.0.0.1:${port}/metrics`,
+                            key ? { headers: { authorization: `Bearer ${key}` } } : {});
+      if (r.status !== 200) throw new Error(`/metrics answered ${r.status}: ${await r.text()}`);
       return r.text();
     },
     async stop() {

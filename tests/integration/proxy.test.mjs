@@ -146,6 +146,11 @@ test('/metrics counts requests by group, deployment and status', async () => {
 });
 
 test('the access log has one line per request with the upstream request id and no secrets', async () => {
+  const counted = await request(gateway.port, {
+    body: { model: 'chat', messages: [{ role: 'user', content: 'Count these tokens' }] },
+  });
+  assert.equal(counted.status, 200, counted.body);
+  const usage = JSON.parse(counted.body).usage;
   await sleep(100);
   const chat = gateway.logs.filter((l) => l.route === 'chat' && l.model_group === 'chat');
   assert.ok(chat.length >= 31);
@@ -156,7 +161,15 @@ test('the access log has one line per request with the upstream request id and n
   }
   assert.equal(line.deployment, 'chat-primary');
   assert.match(line.upstream_request_id, /^req_/);
-  assert.ok(line.input_tokens >= 0 && line.output_tokens > 0);
+  assert.ok(Number.isInteger(line.input_tokens) && line.input_tokens > 0, `${line.input_tokens}`);
+  assert.ok(Number.isInteger(line.output_tokens) && line.output_tokens > 0, `${line.output_tokens}`);
+  // The logged tokens are the usage the upstream reported, which the client received unchanged.
+  assert.ok(Number.isInteger(usage.prompt_tokens) && usage.prompt_tokens > 0, JSON.stringify(usage));
+  const countedLine = chat.find(
+    (l) => l.upstream_request_id === counted.headers['x-switchyard-upstream-request-id']);
+  assert.ok(countedLine, 'the last request has its line');
+  assert.deepEqual([countedLine.input_tokens, countedLine.output_tokens],
+                   [usage.prompt_tokens, usage.completion_tokens]);
   const all = JSON.stringify(gateway.logs) + gateway.stderr();
   assert.ok(!all.includes(KEY), 'the upstream key never appears in logs');
   assert.ok(!all.includes('Say hi'), 'prompt text never appears in logs');

@@ -16,6 +16,7 @@ before(async () => {
   mock = await startMock();
   await mock.scenario([
     { match: { model: 'ra' }, fault: 'status=429;retry_after=1', times: 1 },
+    { match: { model: 'ra-ms' }, fault: 'status=429;retry_after_ms=100' },
     { match: { model: 'spent' }, fault: 'error=insufficient_quota' },
     { match: { model: 'org-spent' }, fault: 'error=organization_spend_limit' },
     { match: { model: 'busy' }, fault: 'status=529' },
@@ -45,6 +46,8 @@ retry:
 models:
   - name: ratelimited
     deployments: [${deployment(p, 'ra')}]
+  - name: rate-limited-ms
+    deployments: [${deployment(p, 'ra-ms')}]
   - name: spend
     deployments: [${deployment(p, 'spent')}]
     fallbacks: [backup]
@@ -169,8 +172,41 @@ test('504 is retried once', async () => {
   assert.equal(error.attempts.length, 2);
   assert.ok(error.attempts.every((a) => a.status === 504 && a.error_class === 'timeout'));
   assert.ok(error.attempts.every((a) => /^req_/.test(a.upstream_request_id)));
-  assert.ok(error.attempts[1].wait_ms >= 0);
-  assert.equal((await hits('gw-timeout')).length, 2);
+  // A wait is reported on the attempt it preceded: none before the first; before the retry one
+  // full-jitter draw for retry 1, uniform(0, base_ms 50), in whole milliseconds.
+  assert.equal(error.attempts[0].wait_ms, 0);
+  const wait = error.attempts[1].wait_ms;
+  assert.ok(Number.isInteger(wait) && wait >= 0 && wait <= 50, `wait_ms ${wait} (base_ms 50)`);
+  const log = await hits('gw-timeout');
+  assert.equal(log.length, 2);
+  // The reported wait is the one that separated the attempts upstream: the retry arrived no
+  // sooner than it, and not much later (the rest is one loopback round trip).
+  const gap = log[1].t_ms - log[0].t_ms;
+  assert.ok(gap >= wait - 1 && gap - wait < 45, `attempts ${gap} ms apart, wait_ms ${wait}`);
+});
+
+test('a retry-after wait is reported exactly, on the attempt that followed it', async () => {
+  // retry_after_ms 100 is at least the jitter ceiling of the first two retries (50, 100 ms) and
+  // bounds the third's (200 ms) from below: whatever the draw, every retry waits about 100 ms and
+  // at most max(100, its ceiling). A wait that is not recorded reads 0 and fails.
+  const res = await chat('rate-limited-ms');
+  assert.equal(res.status, 429, res.body);
+  const error = JSON.parse(res.body).error;
+  assert.equal(error.attempts.length, 4,
+               'the first attempt and 3 retries (class_retries.rate_limited)');
+  assert.ok(error.attempts.every((a) => a.status === 429 && a.error_class === 'rate_limited'));
+  assert.equal(error.attempts[0].wait_ms, 0);
+  const log = await hits('ra-ms');
+  assert.equal(log.length, 4);
+  for (let i = 1; i < 4; i++) {
+    const wait = error.attempts[i].wait_ms;
+    const ceiling = Math.max(100, Math.min(200, 50 * 2 ** (i - 1)));
+    // Counted from the end of the previous attempt: a millisecond or two may have gone by.
+    assert.ok(Number.isInteger(wait) && wait >= 90 && wait <= ceiling,
+              `retry ${i}: wait_ms ${wait}, expected 90..${ceiling}`);
+    assert.ok(log[i].t_ms - log[i - 1].t_ms >= wait - 1,
+              `retry ${i} arrived ${log[i].t_ms - log[i - 1].t_ms} ms after the last, wait_ms ${wait}`);
+  }
 });
 
 test('400, 401, 404 and 413 reach the upstream exactly once and pass through unchanged', async () => {
@@ -230,6 +266,13 @@ test('the deadline bounds every attempt and wait', async () => {
   assert.ok(took < 600, `answered after ${took} ms with a 120 ms deadline`);
   const error = JSON.parse(res.body).error;
   assert.ok(error.attempts.length >= 1 && error.attempts.length <= 3, `${error.attempts.length} attempts`);
+  // Nothing before the first attempt; retry i waits one full-jitter draw,
+  // uniform(0, min(cap_ms 200, base_ms 50 * 2^(i-1))).
+  error.attempts.forEach((a, i) => {
+    const ceiling = i === 0 ? 0 : Math.min(200, 50 * 2 ** (i - 1));
+    assert.ok(Number.isInteger(a.wait_ms) && a.wait_ms >= 0 && a.wait_ms <= ceiling,
+              `attempt ${i}: wait_ms ${a.wait_ms}, ceiling ${ceiling}`);
+  });
   const waited = error.attempts.reduce((sum, a) => sum + a.wait_ms, 0);
   assert.ok(waited <= 120, `waited ${waited} ms in total`);
 });

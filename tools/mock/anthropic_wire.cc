@@ -14,6 +14,14 @@ namespace switchyard::mock::anthropic {
 namespace json = boost::json;
 namespace {
 
+// The providers accept request documents far deeper than Boost.JSON's default limit of 32 (deep
+// tool schemas); so does the mock, well past what a gateway forwards.
+json::parse_options DeepDocuments() {
+    json::parse_options options;
+    options.max_depth = 256;
+    return options;
+}
+
 constexpr std::string_view kInvalidRequest = "invalid_request_error";
 
 // The tail of the API's per-minute rate-limit messages (seen in 2025-2026 SDK issue reports).
@@ -168,8 +176,8 @@ ParsedMessagesRequest ParseMessagesRequest(std::string_view body, std::string_vi
     unsigned char scratch[4096];
     json::monotonic_resource resource(scratch, sizeof scratch);
     boost::system::error_code ec;
-    const json::value root =
-        json::parse(json::string_view(body.data(), body.size()), ec, json::storage_ptr(&resource));
+    const json::value root = json::parse(json::string_view(body.data(), body.size()), ec,
+                                         json::storage_ptr(&resource), DeepDocuments());
     if (ec) return Invalid("The request body is not valid JSON.", request_id);
 
     const auto* object = root.if_object();

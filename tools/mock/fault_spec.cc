@@ -145,6 +145,8 @@ std::string ApplyToken(std::string_view key, std::string_view value, FaultSpec& 
     if (key == "error_after_chunks") return set_int(spec.error_after_chunks, 0, kMaxChunks);
     if (key == "reset_after_chunks") return set_int(spec.reset_after_chunks, 0, kMaxChunks);
     if (key == "stall_after_chunks") return set_int(spec.stall_after_chunks, 0, kMaxChunks);
+    if (key == "end_after_chunks") return set_int(spec.end_after_chunks, 0, kMaxChunks);
+    if (key == "truncate_body") return set_int(spec.truncate_body, 0, 64 * 1024 * 1024);
     if (key == "stall") return set_flag(spec.stall);
     if (key == "reset") return set_flag(spec.reset);
     if (key == "close") return set_flag(spec.close);
@@ -166,6 +168,7 @@ std::string CheckCombination(const FaultSpec& spec) {
         {spec.error_after_chunks.has_value(), "error_after_chunks"},
         {spec.reset_after_chunks.has_value(), "reset_after_chunks"},
         {spec.stall_after_chunks.has_value(), "stall_after_chunks"},
+        {spec.end_after_chunks.has_value(), "end_after_chunks"},
     };
     std::string_view first_ending;
     for (const auto& [present, name] : endings) {
@@ -209,6 +212,7 @@ std::optional<int> FaultSpec::ErrorStatus() const {
 std::optional<int> FaultSpec::CutAfterChunks() const {
     if (error_after_chunks) return error_after_chunks;
     if (reset_after_chunks) return reset_after_chunks;
+    if (end_after_chunks) return end_after_chunks;
     return stall_after_chunks;
 }
 

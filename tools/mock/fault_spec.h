@@ -58,6 +58,10 @@ struct FaultSpec final {
     std::optional<int> error_after_chunks;
     std::optional<int> reset_after_chunks;
     std::optional<int> stall_after_chunks;
+    // After N word chunks, end the chunked body cleanly with no finish chunk and no end event.
+    std::optional<int> end_after_chunks;
+    // Send only the first N bytes of a JSON body (Content-Length N): an answer cut short.
+    std::optional<int> truncate_body;
     bool stall = false;
     bool reset = false;
     bool close = false;
@@ -71,7 +75,7 @@ struct FaultSpec final {
     std::optional<int> ErrorStatus() const;
 
     // The word-chunk count after which a stream is cut short by error_after_chunks,
-    // reset_after_chunks or stall_after_chunks (at most one is set), or nullopt.
+    // reset_after_chunks, stall_after_chunks or end_after_chunks (at most one is set), or nullopt.
     std::optional<int> CutAfterChunks() const;
 };
 

@@ -129,10 +129,21 @@ TEST(ParseFaultSpec, Chunks) {
     ParseError("chunks=ten");
 }
 
+TEST(ParseFaultSpec, TruncatedBody) {
+    EXPECT_EQ(ParseOk("truncate_body=10").truncate_body, 10);
+    EXPECT_EQ(ParseOk("status=500;truncate_body=0").truncate_body, 0);
+    ParseError("truncate_body=-1");
+    ParseError("truncate_body=x");
+}
+
 TEST(ParseFaultSpec, MidStreamFaults) {
     EXPECT_EQ(ParseOk("error_after_chunks=3").CutAfterChunks(), 3);
     EXPECT_EQ(ParseOk("reset_after_chunks=0").CutAfterChunks(), 0);
     EXPECT_EQ(ParseOk("stall_after_chunks=7").CutAfterChunks(), 7);
+    EXPECT_EQ(ParseOk("end_after_chunks=2").CutAfterChunks(), 2);
+    ParseError("end_after_chunks=-1");
+    ParseError("end_after_chunks=1;reset_after_chunks=1");
+    ParseError("status=500;end_after_chunks=1");
     ParseError("error_after_chunks=-2");
     ParseError("reset_after_chunks=x");
     ParseError("stall_after_chunks=");

@@ -15,6 +15,14 @@ namespace switchyard::mock::openai {
 namespace json = boost::json;
 namespace {
 
+// The providers accept request documents far deeper than Boost.JSON's default limit of 32 (deep
+// tool schemas); so does the mock, well past what a gateway forwards.
+json::parse_options DeepDocuments() {
+    json::parse_options options;
+    options.max_depth = 256;
+    return options;
+}
+
 constexpr std::string_view kInvalidRequest = "invalid_request_error";
 constexpr std::string_view kServerError = "server_error";
 
@@ -183,8 +191,8 @@ ParsedChatRequest ParseChatRequest(std::string_view body) {
     unsigned char scratch[4096];
     json::monotonic_resource resource(scratch, sizeof scratch);
     boost::system::error_code ec;
-    const json::value root =
-        json::parse(json::string_view(body.data(), body.size()), ec, json::storage_ptr(&resource));
+    const json::value root = json::parse(json::string_view(body.data(), body.size()), ec,
+                                         json::storage_ptr(&resource), DeepDocuments());
     if (ec) return Invalid(ErrorEnvelope(kUnparsableBody, kInvalidRequest));
 
     const auto* object = root.if_object();

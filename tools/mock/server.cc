@@ -166,6 +166,7 @@ class Session final {
     asio::awaitable<After> ReplyPlain(int status, std::string body, bool keep_alive,
                                       std::string_view allow = {});
     asio::awaitable<bool> SendEvent(milliseconds delay, bool last);
+    asio::awaitable<bool> SendEnd(milliseconds delay);
     asio::awaitable<bool> Write();
     asio::awaitable<void> Sleep(milliseconds duration);
     asio::awaitable<void> WaitForPeerClose();
@@ -507,6 +508,10 @@ asio::awaitable<After> Session<AsyncStream>::SendStream(bool include_usage,
                 co_await WaitForPeerClose();
                 co_return After::kGone;
             }
+            if (fault->end_after_chunks) {
+                ok = co_await SendEnd(gap);
+                break;
+            }
             const int status = fault->error ? NamedErrorStatus(*fault->error) : 500;
             event_.clear();
             openai::ChunkEvents::AppendError(
@@ -609,6 +614,10 @@ asio::awaitable<After> Session<AsyncStream>::SendMessagesStream(
                 co_await WaitForPeerClose();
                 co_return After::kGone;
             }
+            if (fault->end_after_chunks) {
+                ok = co_await SendEnd(gap);
+                break;
+            }
             // In-stream errors carry no request_id; without error= it is the overload error.
             const int status = fault->error ? NamedErrorStatus(*fault->error) : 529;
             event_.clear();
@@ -658,9 +667,21 @@ asio::awaitable<bool> Session<AsyncStream>::SendEvent(milliseconds delay, bool l
     co_return co_await Write();
 }
 
+// The terminating zero-length chunk alone: a clean end where the stream's end event should be.
+template <class AsyncStream>
+asio::awaitable<bool> Session<AsyncStream>::SendEnd(milliseconds delay) {
+    if (delay.count() > 0) co_await Sleep(delay);
+    out_ = "0\r\n\r\n";
+    co_return co_await Write();
+}
+
 template <class AsyncStream>
 asio::awaitable<After> Session<AsyncStream>::ReplyProvider(int status, std::string body,
                                                            const FaultSpec* fault) {
+    if (fault != nullptr && fault->truncate_body &&
+        body.size() > static_cast<std::size_t>(*fault->truncate_body)) {
+        body.resize(static_cast<std::size_t>(*fault->truncate_body));
+    }
     out_.clear();
     AppendProviderHead(status, kJson, body.size(), fault);
     out_ += body;

@@ -550,7 +550,7 @@ TEST(TranslateErrorTest, AnthropicErrorToOpenAiKeepsTypeAndCode) {
         json::parse(
             R"({"error":{"message":"Spend limit","type":"rate_limit_error","param":null,"code":"enforced_spend_limit_reached"}})"));
     const json::value generic = json::parse(AnthropicErrorToOpenAi("upstream connect error", 503));
-    EXPECT_EQ(generic.at("error").at("type"), "overloaded_error");
+    EXPECT_EQ(generic.at("error").at("type"), "api_error");  // no documented type of its own
     EXPECT_TRUE(generic.at("error").at("code").is_null());
     EXPECT_NE(std::string(generic.at("error").at("message").as_string()).find("503"),
               std::string::npos);
@@ -568,7 +568,7 @@ TEST(AnthropicWireTest, RendersLocalErrorsByStatus) {
         {ErrorKind::kMethodNotAllowed, "invalid_request_error"},
         {ErrorKind::kPayloadTooLarge, "request_too_large"},
         {ErrorKind::kUpstreamUnreachable, "api_error"},
-        {ErrorKind::kUnavailable, "overloaded_error"},
+        {ErrorKind::kUnavailable, "api_error"},
         {ErrorKind::kUpstreamTimeout, "timeout_error"},
         {ErrorKind::kInternal, "api_error"},
     };
@@ -585,7 +585,8 @@ TEST(AnthropicWireTest, StatusOverrideChoosesTheType) {
     const std::pair<unsigned, const char*> statuses[] = {
         {402, "billing_error"},    {422, "invalid_request_error"},
         {429, "rate_limit_error"}, {529, "overloaded_error"},
-        {500, "api_error"},        {418, "api_error"},
+        {500, "api_error"},        {418, "invalid_request_error"},
+        {409, "conflict_error"},   {503, "api_error"},
     };
     for (const auto& [status, type] : statuses) {
         core::LocalError error{ErrorKind::kAllAttemptsFailed, "failed", ""};

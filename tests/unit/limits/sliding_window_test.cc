@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -73,7 +74,7 @@ TEST(SlidingWindowTest, RetryAfterWaitsOnlyForTheSlotsThatMustExpire) {
 TEST(SlidingWindowTest, ACostAboveTheLimitWaitsForAnEmptyWindowThenIsAdmitted) {
     SlidingWindow window(minutes(1), 600);
     EXPECT_TRUE(window.TryAdd(8, 5, kT0).admitted);  // empty window: admitted, not blocked forever
-    EXPECT_EQ(window.Used(kT0), 8);
+    EXPECT_EQ(window.Used(kT0), 5) << "counts as the limit: it fills the window alone";
     EXPECT_EQ(window.TryAdd(1, 5, kT0).retry_after, milliseconds(60'100));
 
     SlidingWindow busy(minutes(1), 600);
@@ -84,6 +85,21 @@ TEST(SlidingWindowTest, ACostAboveTheLimitWaitsForAnEmptyWindowThenIsAdmitted) {
     EXPECT_EQ(d.retry_after, milliseconds(50'100));  // until the 1 from t=20 s is gone
     EXPECT_FALSE(busy.TryAdd(8, 5, At(milliseconds(80'099))).admitted);
     EXPECT_TRUE(busy.TryAdd(8, 5, At(milliseconds(80'100))).admitted);
+}
+
+// max_tokens: 9223372036854775807 on a key with a TPM limit once wrapped the window negative, and
+// the limit stopped applying.
+TEST(SlidingWindowTest, AHugeCostNeitherOverflowsNorLiftsTheLimit) {
+    SlidingWindow window(minutes(1), 600);
+    constexpr std::int64_t kHuge = std::numeric_limits<std::int64_t>::max();
+    EXPECT_TRUE(window.TryAdd(kHuge, 1000, kT0).admitted);
+    EXPECT_EQ(window.Used(kT0), 1000);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_FALSE(window.TryAdd(kHuge, 1000, At(seconds(i))).admitted);
+        EXPECT_FALSE(window.TryAdd(1, 1000, At(seconds(i))).admitted);
+    }
+    EXPECT_EQ(window.Used(At(seconds(3))), 1000);
+    EXPECT_TRUE(window.TryAdd(1, 1000, At(milliseconds(60'100))).admitted);
 }
 
 TEST(SlidingWindowTest, ANonPositiveLimitAdmitsNothing) {

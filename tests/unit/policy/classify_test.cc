@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <set>
 #include <string>
@@ -354,11 +355,15 @@ TEST(ClassifyTest, NamesAreDistinctAndStable) {
     EXPECT_EQ(Name(Action::kFailOver), "fail_over");
     EXPECT_EQ(Name(Action::kContextFallback), "context_fallback");
     std::set<std::string_view> names;
-    for (int c = 0; c <= static_cast<int>(ErrorClass::kProtocol); ++c) {
-        const std::string_view name = Name(static_cast<ErrorClass>(c));
-        EXPECT_NE(name, "unknown") << c;
+    for (std::size_t i = 0; i < kErrorClassCount; ++i) {
+        const auto c = static_cast<ErrorClass>(i);
+        const std::string_view name = Name(c);
+        EXPECT_NE(name, "unknown") << i;
         EXPECT_TRUE(names.insert(name).second) << name;
+        EXPECT_EQ(ErrorClassNamed(name), c) << name;
     }
+    // kErrorClassCount ends the enumeration: a class appended without raising it has a name here.
+    EXPECT_EQ(Name(static_cast<ErrorClass>(kErrorClassCount)), "unknown");
 }
 
 }  // namespace

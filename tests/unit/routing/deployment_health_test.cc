@@ -662,9 +662,27 @@ TEST(DeploymentHealthStressTest, EightThreadsHammerOneDeployment) {
     EXPECT_EQ(s.in_flight, 0);
     EXPECT_GE(s.ewma_ttft_ms, 10);
     EXPECT_LE(s.ewma_ttft_ms, 500);
-    EXPECT_GE(s.retry_budget_tokens, 0);
     EXPECT_LE(s.retry_budget_tokens, 50);
     EXPECT_EQ(s.available, health.Available(0, end));
+
+    // The race leaves the budget somewhere in [0, 50]; from there its arithmetic is exact. Each
+    // failure takes 1 token and 50 of them empty it, clamped at 0, not below; each success gives
+    // 0.1 back, clamped at max_tokens 50; retries need more than half (25).
+    policy::RetryBudget& budget = health.Budget(0);
+    for (int i = 0; i < 51; ++i) budget.OnFailure();
+    EXPECT_DOUBLE_EQ(budget.Tokens(), 0.0);
+    EXPECT_DOUBLE_EQ(health.Snapshot(0, end).retry_budget_tokens, 0.0);
+    EXPECT_FALSE(budget.CanRetry());
+    for (int i = 0; i < 250; ++i) budget.OnSuccess();
+    EXPECT_DOUBLE_EQ(budget.Tokens(), 25.0);
+    EXPECT_FALSE(budget.CanRetry()) << "exactly half is not more than half";
+    budget.OnSuccess();
+    EXPECT_DOUBLE_EQ(budget.Tokens(), 25.1);
+    EXPECT_TRUE(budget.CanRetry());
+    for (int i = 0; i < 300; ++i) budget.OnSuccess();
+    EXPECT_DOUBLE_EQ(health.Snapshot(0, end).retry_budget_tokens, 50.0);
+    budget.OnFailure();
+    EXPECT_DOUBLE_EQ(budget.Tokens(), 49.0);
 
     // Every admitted attempt reported back, so no probe slot leaked: once every blocker has run
     // out (an hour later; a spend cap lasts longer) it admits again.

@@ -1,0 +1,47 @@
+#include "server/client_watch.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+
+namespace switchyard::server {
+
+std::shared_ptr<ClientWatch> ClientWatch::Start(RequestContext& ctx) {
+    std::shared_ptr<ClientWatch> watch(new ClientWatch(ctx.stream.socket()));
+    asio::co_spawn(ctx.stream.get_executor(), Run(watch), asio::detached);
+    return watch;
+}
+
+asio::awaitable<void> ClientWatch::Run(std::shared_ptr<ClientWatch> self) {
+    auto [ec] = co_await self->socket_.async_wait(tcp::socket::wait_read, kTuple);
+    if (self->stopped_) co_return;
+    if (ec) {
+        if (ec != asio::error::operation_aborted) self->ClientLeft();
+        co_return;
+    }
+    char byte = 0;
+    const ssize_t n = ::recv(self->socket_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    // 0: the client closed its side; an error other than "nothing yet": the connection broke.
+    // Bytes are a pipelined request: the client is still there.
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        self->ClientLeft();
+    }
+}
+
+void ClientWatch::ClientLeft() {
+    gone_ = true;
+    if (call_ != nullptr) call_->Abort();
+    if (timer_ != nullptr) timer_->cancel();
+}
+
+void ClientWatch::Stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    if (!gone_) {
+        // The handler is done with the socket's operations; only the watch's wait is pending.
+        boost::system::error_code ignored;
+        socket_.cancel(ignored);
+    }
+}
+
+}  // namespace switchyard::server

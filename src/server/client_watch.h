@@ -1,0 +1,70 @@
+#pragma once
+
+#include <memory>
+
+#include "server/request_context.h"
+#include "upstream/upstream_call.h"
+
+namespace switchyard::server {
+
+// Notices a client that goes away while its request is being worked on — waiting for an upstream,
+// backing off, waiting for headroom — and stops that work: the attempt in flight is aborted and a
+// wait is cut short, so no upstream work is done for nobody. It waits for the downstream socket to
+// become readable and peeks: end of stream or a reset means the client is gone; bytes (a
+// pipelined request) mean it is still there, and the watch ends. One per request, on the
+// request's own executor (no locks); Stop() before the session uses the socket again.
+class ClientWatch final : public std::enable_shared_from_this<ClientWatch> {
+  public:
+    static std::shared_ptr<ClientWatch> Start(RequestContext& ctx);
+
+    bool Gone() const { return gone_; }
+    // What to stop if the client goes: the attempt in flight, the wait in progress (or null).
+    void Track(upstream::UpstreamCall* call) { call_ = call; }
+    void Track(asio::steady_timer* timer) { timer_ = timer; }
+    // Ends the watch; it never touches the socket afterwards.
+    void Stop();
+
+  private:
+    explicit ClientWatch(tcp::socket& socket) : socket_(socket) {}
+    static asio::awaitable<void> Run(std::shared_ptr<ClientWatch> self);
+    void ClientLeft();
+
+    tcp::socket& socket_;
+    bool gone_ = false;
+    bool stopped_ = false;
+    upstream::UpstreamCall* call_ = nullptr;
+    asio::steady_timer* timer_ = nullptr;
+};
+
+// Tracks `work` (an UpstreamCall or a timer) on `watch` (if any) for as long as it lives.
+template <class Work>
+class TrackedBy final {
+  public:
+    TrackedBy(ClientWatch* watch, Work& work) : watch_(watch) {
+        if (watch_ != nullptr) watch_->Track(&work);
+    }
+    TrackedBy(const TrackedBy&) = delete;
+    TrackedBy& operator=(const TrackedBy&) = delete;
+    ~TrackedBy() {
+        if (watch_ != nullptr) watch_->Track(static_cast<Work*>(nullptr));
+    }
+
+  private:
+    ClientWatch* watch_;
+};
+
+// Stops a ClientWatch when the request's handling ends, however it ends.
+class ClientWatchScope final {
+  public:
+    explicit ClientWatchScope(std::shared_ptr<ClientWatch> watch) : watch_(std::move(watch)) {}
+    ClientWatchScope(const ClientWatchScope&) = delete;
+    ClientWatchScope& operator=(const ClientWatchScope&) = delete;
+    ~ClientWatchScope() { watch_->Stop(); }
+    ClientWatch& operator*() const { return *watch_; }
+    ClientWatch* operator->() const { return watch_.get(); }
+
+  private:
+    std::shared_ptr<ClientWatch> watch_;
+};
+
+}  // namespace switchyard::server

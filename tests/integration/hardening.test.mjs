@@ -1,0 +1,176 @@
+// The edges a hostile or unlucky client finds: running out of file descriptors, Expect:
+// 100-continue, raw bytes in a path, names that would reach headers, admin names with escapes,
+// what /metrics and /v1/models reveal once client keys exist, the master key as a client key.
+// Regression tests, each named after what went wrong.
+
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import net from 'node:net';
+import {
+  GATEWAY_BIN, startMock, startGateway, request, rawExchange, group, sleep, tempDir,
+} from './harness.mjs';
+
+const MASTER = 'hardening-master-key-0123456789';
+const started = [];
+after(async () => {
+  for (const s of started.reverse()) await s.stop();
+});
+
+async function gatewayWithKeys() {
+  const mock = await startMock();
+  started.push(mock);
+  const gateway = await startGateway(`
+server: {master_key: os.environ/MASTER}
+models:
+${group('a', mock.port)}${group('b', mock.port)}
+keys:
+  - {name: only-a, key: os.environ/ONLY_A, models: [a]}
+`, { env: { MASTER, ONLY_A: 'sk-only-a-0123456789abcdef' } });
+  started.push(gateway);
+  return { mock, gateway };
+}
+
+// CPU seconds (user + system) a process has used, from /proc.
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;  // utime, stime in clock ticks
+}
+
+test('out of file descriptors: accepting backs off instead of spinning, and recovers', async () => {
+  const mock = await startMock();
+  started.push(mock);
+  const dir = tempDir();
+  const file = path.join(dir, 'switchyard.yaml');
+  writeFileSync(file, `models:\n${group('a', mock.port)}`);
+  // 48 descriptors: the gateway's own (~25 with two workers) leave room for a few connections.
+  const child = spawn('prlimit', ['--nofile=48:48', GATEWAY_BIN, 'serve', '--config', file,
+                                  '--listen', '127.0.0.1:0', '--workers', '1'],
+                      { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d.toString()));
+  try {
+    while (!/listening on [\d.]+:(\d+)/.test(stderr)) await sleep(20);
+    const port = Number(stderr.match(/listening on [\d.]+:(\d+)/)[1]);
+    const sockets = [];
+    for (let i = 0; i < 60; i++) {
+      const s = net.connect(port, '127.0.0.1');
+      s.on('error', () => {});
+      sockets.push(s);
+    }
+    await sleep(300);
+    assert.match(stderr, /"event":"accept_failed"/, 'the gateway ran out of descriptors');
+    const before = cpuSeconds(child.pid);
+    await sleep(1000);
+    const used = cpuSeconds(child.pid) - before;
+    assert.ok(used < 0.3, `used ${used.toFixed(2)} s of CPU in 1 s while out of descriptors`);
+    for (const s of sockets) s.destroy();
+    await sleep(300);
+    const res = await request(port, { body: { model: 'a', messages: [] } });
+    assert.equal(res.status, 200, 'serves again once descriptors are free');
+  } finally {
+    child.kill('SIGINT');
+  }
+});
+
+test('Expect: 100-continue gets its go-ahead before the body', async () => {
+  const { gateway } = await gatewayWithKeys();
+  const body = JSON.stringify({ model: 'a', messages: [{ role: 'user', content: 'Hi' }] });
+  const socket = net.connect(gateway.port, '127.0.0.1');
+  await new Promise((r) => socket.once('connect', r));
+  let received = '';
+  socket.on('data', (d) => (received += d.toString()));
+  const t0 = Date.now();
+  socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n` +
+               `authorization: Bearer ${MASTER}\r\nexpect: 100-continue\r\n` +
+               `content-length: ${Buffer.byteLength(body)}\r\n\r\n`);
+  while (!received.includes('100 Continue') && Date.now() - t0 < 900) await sleep(10);
+  assert.match(received, /^HTTP\/1\.1 100 Continue\r\n\r\n/, 'told to go ahead at once');
+  socket.write(body);
+  while (!received.includes('"chat.completion"') && Date.now() - t0 < 3000) await sleep(10);
+  socket.destroy();
+  assert.match(received, /HTTP\/1\.1 200 OK/);
+});
+
+test('raw bytes in a path come back escaped, in valid JSON and a valid log line', async () => {
+  const { gateway } = await gatewayWithKeys();
+  const { text } = await rawExchange(gateway.port, Buffer.concat([
+    Buffer.from('GET /v1/\xff\xfe"x HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n', 'latin1')]));
+  const body = text.slice(text.indexOf('\r\n\r\n') + 4);
+  const error = JSON.parse(Buffer.from(body, 'latin1').toString('utf8')).error;
+  assert.match(error.message, /\/v1\/%FF%FE%22x/);
+  await sleep(50);
+  // The harness parses every access-log line as JSON; the line is there and names the path.
+  assert.ok(gateway.logs.some((l) => l.path === '/v1/%FF%FE%22x'));
+});
+
+test('names that would reach response headers are refused by switchyard check', async () => {
+  const dir = tempDir();
+  for (const [name, yaml] of [
+    ['quote in a group name', 'models:\n  - name: "a\\"b"\n    deployments: [{model: m, api_base: "http://h:1/v1"}]\n'],
+    ['CR/LF in a deployment name', 'models:\n  - name: a\n    deployments: [{name: "x\\r\\nset-cookie: y", model: m, api_base: "http://h:1/v1"}]\n'],
+    ['space in a model', 'models:\n  - name: a\n    deployments: [{model: "m x", api_base: "http://h:1/v1"}]\n'],
+    ['a duplicated key', 'models:\n  - name: a\n    deployments: [{model: m, api_base: "http://h:1/v1"}]\nmodels:\n  - name: b\n    deployments: [{model: m, api_base: "http://h:1/v1"}]\n'],
+  ]) {
+    const file = path.join(dir, 'bad.yaml');
+    writeFileSync(file, yaml);
+    const out = spawnSync(GATEWAY_BIN, ['check', file], { encoding: 'utf8' });
+    assert.notEqual(out.status, 0, `${name}: accepted`);
+    assert.match(out.stderr + out.stdout, /bad\.yaml:\d+: /, `${name}: no line given`);
+  }
+});
+
+test('admin key names: refused unless header-safe, and DELETE decodes the path', async () => {
+  const { gateway } = await gatewayWithKeys();
+  const admin = (method, target, body) => request(gateway.port, {
+    method, path: target, body, headers: { authorization: `Bearer ${MASTER}` },
+  });
+  assert.equal((await admin('POST', '/admin/keys', { name: 'a b' })).status, 400);
+  assert.equal((await admin('POST', '/admin/keys', { name: 'x\r\ny' })).status, 400);
+  const added = await admin('POST', '/admin/keys', { name: 'team:a+b' });
+  assert.equal(added.status, 201, added.body);
+  const removed = await admin('DELETE', '/admin/keys/team%3Aa%2Bb');
+  assert.equal(removed.status, 200, removed.body);
+  assert.equal(JSON.parse(removed.body).deleted, 'team:a+b');
+  assert.equal((await admin('DELETE', '/admin/keys/team%3Aa%2Bb')).status, 404);
+  assert.equal((await admin('DELETE', '/admin/keys/%zz')).status, 404);
+});
+
+test('the master key cannot become a client key', async () => {
+  const { gateway } = await gatewayWithKeys();
+  const res = await request(gateway.port, {
+    path: '/admin/keys', body: { name: 'sneaky', key: MASTER },
+    headers: { authorization: `Bearer ${MASTER}` },
+  });
+  assert.equal(res.status, 400);
+  assert.match(JSON.parse(res.body).error.message, /master key/);
+  const dir = tempDir();
+  const file = path.join(dir, 'k.yaml');
+  writeFileSync(file, `server: {master_key: os.environ/M}\nmodels:\n${group('a', 1)}keys:\n  - {name: k, key: os.environ/M}\n`);
+  const out = spawnSync(GATEWAY_BIN, ['check', file], { encoding: 'utf8', env: { ...process.env, M: MASTER } });
+  assert.notEqual(out.status, 0);
+  assert.match(out.stderr + out.stdout, /is the master key/);
+});
+
+test('with client keys, /metrics needs the master key and /v1/models a key (its groups only)', async () => {
+  const { gateway } = await gatewayWithKeys();
+  assert.equal((await request(gateway.port, { method: 'GET', path: '/metrics' })).status, 401);
+  const bad = await request(gateway.port, { method: 'GET', path: '/metrics',
+                                             headers: { authorization: 'Bearer sk-only-a-0123456789abcdef' } });
+  assert.equal(bad.status, 401);
+  const metrics = await request(gateway.port, { method: 'GET', path: '/metrics',
+                                                 headers: { authorization: `Bearer ${MASTER}` } });
+  assert.equal(metrics.status, 200);
+  assert.match(metrics.body, /switchyard_requests_total/);
+
+  assert.equal((await request(gateway.port, { method: 'GET', path: '/v1/models' })).status, 401);
+  const mine = await request(gateway.port, { method: 'GET', path: '/v1/models',
+                                              headers: { authorization: 'Bearer sk-only-a-0123456789abcdef' } });
+  assert.equal(mine.status, 200);
+  assert.deepEqual(JSON.parse(mine.body).data.map((m) => m.id), ['a']);
+  const all = await request(gateway.port, { method: 'GET', path: '/v1/models',
+                                             headers: { authorization: `Bearer ${MASTER}` } });
+  assert.deepEqual(JSON.parse(all.body).data.map((m) => m.id), ['a', 'b']);
+});

@@ -9,8 +9,10 @@
 // than once, or the gateway did not come back to idle.
 
 import http from 'node:http';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { startMock, startGateway, metricValue, sleep } from '../tests/integration/harness.mjs';
+import { createReadStream, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { startMock, startGateway, metricValue, sleep, tempDir } from '../tests/integration/harness.mjs';
 
 const args = Object.fromEntries(process.argv.slice(2).reduce((pairs, a, i, all) => {
   if (a.startsWith('--')) pairs.push([a.slice(2), all[i + 1]]);
@@ -49,7 +51,7 @@ const GROUPS = {
   streams: ['stream-error', 'stream-reset', 'stream-stall', 'stream-no-end', 'stream-first'],
 };
 
-function config(port) {
+function config(port, accessLog) {
   const deployment = (model) => `{name: ${model}, model: ${model}, api_base: "http://127.0.0.1:${port}/v1"}`;
   const groups = Object.entries(GROUPS).map(([name, models]) => `  - name: ${name}
     deployments: [${models.map(deployment).join(', ')}]
@@ -59,7 +61,7 @@ function config(port) {
 retry: {base_ms: 20, cap_ms: 400, deadline_ms: 8000}
 health: {allowed_fails: 5, window_ms: 10000, cooldown_ms: 2000}
 timeouts: {connect_ms: 1000, first_byte_ms: 2000, first_token_ms: 1500, chunk_ms: 1000, total_ms: 8000}
-log: {access: stdout}
+log: {access: "${accessLog}"}
 models:
 ${groups}`;
 }
@@ -128,7 +130,9 @@ async function main() {
   const mock = await startMock(['--threads', '2', '--seed', '7']);
   await mock.scenario(Object.entries(FAULTS).filter(([, fault]) => fault)
     .map(([model, fault]) => ({ match: { model }, fault })));
-  const gateway = await startGateway(config(mock.port), { workers: 0 });
+  // The access log goes to a file and is counted at the end (millions of lines in a long run).
+  const accessLog = path.join(tempDir(), 'access.log');
+  const gateway = await startGateway(config(mock.port, accessLog), { workers: 0 });
   const pid = gateway.child.pid;
   await sleep(200);
   const start = processStats(pid);
@@ -158,14 +162,23 @@ async function main() {
   const end = processStats(pid);
   const inFlight = metricValue(metrics, 'switchyard_in_flight_requests');
   const upstream = (await mock.stats()).total;
-  const logged = gateway.logs.filter((l) => l.route === 'chat' || l.route === 'messages').length;
-  await gateway.stop();
+  await gateway.stop();  // flushes the access log
   await mock.stop();
+  let logged = 0;
+  let unparsable = 0;
+  for await (const line of readline.createInterface({ input: createReadStream(accessLog) })) {
+    try {
+      const record = JSON.parse(line);
+      if (record.route === 'chat' || record.route === 'messages') logged += 1;
+    } catch {
+      unparsable += 1;
+    }
+  }
 
   const answered = sent - (outcomes.get('lost') ?? 0);
   const result = {
     seconds: SECONDS, clients: CLIENTS, sent, answered_exactly_once: logged === sent ? answered : null,
-    logged, lost: outcomes.get('lost') ?? 0, corrupt: outcomes.get('corrupt') ?? 0,
+    logged, unparsable_log_lines: unparsable, lost: outcomes.get('lost') ?? 0, corrupt: outcomes.get('corrupt') ?? 0,
     complete_answers: outcomes.get('answered') ?? 0, honest_errors: outcomes.get('error') ?? 0,
     causes: Object.fromEntries([...causes].sort((a, b) => b[1] - a[1])),
     upstream_calls_per_request: upstream / sent,
@@ -186,7 +199,9 @@ async function main() {
   row('RSS MiB start → end', `${start.rssMiB.toFixed(1)} → ${end.rssMiB.toFixed(1)}`);
   row('open fds start → end', `${start.fds} → ${end.fds}`);
   row('in flight at the end', result.in_flight_at_end);
-  const clean = result.lost === 0 && result.corrupt === 0 && logged === sent && result.in_flight_at_end === 0;
+  row('access-log lines that are not JSON', unparsable);
+  const clean = result.lost === 0 && result.corrupt === 0 && logged === sent &&
+    result.in_flight_at_end === 0 && unparsable === 0;
   process.exit(clean ? 0 : 1);
 }
 

@@ -11,6 +11,7 @@ packages=(
     build-essential cmake ninja-build pkg-config git ca-certificates curl openssl
     libboost1.81-dev libboost-json1.81-dev libssl-dev libyaml-cpp-dev libfmt-dev
     libgtest-dev libgmock-dev libbenchmark-dev clang-format
+    clang libclang-rt-14-dev
     nginx-light wrk util-linux procps
 )
 missing=()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets everything up and runs the whole test suite: lint; the unit tests (which include the
-# concurrency stress tests of shared state) under ThreadSanitizer; then unit, integration and
-# end-to-end tests in the dev build and again with ASan + UBSan; and the release build.
+# concurrency stress tests of shared state and the attempt engine's property test) under
+# ThreadSanitizer; then unit, integration and end-to-end tests in the dev build and again with
+# ASan + UBSan; the release build; every fuzz target for a short while; and a short soak.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,3 +23,8 @@ done
 echo "== release: build"
 cmake --preset release >/dev/null
 cmake --build build/release -j"$(nproc)" --target switchyard switchyard-mock
+# Short bounded runs; `scripts/fuzz.sh 3600` and `SECONDS_=1800 bench/soak.sh` are the long ones.
+echo "== fuzz: every target for ${FUZZ_SECONDS:-20} s"
+scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
+echo "== soak: ${SOAK_SECONDS:-30} s, ${SOAK_CLIENTS:-80} clients"
+SECONDS_="${SOAK_SECONDS:-30}" CLIENTS="${SOAK_CLIENTS:-80}" bench/soak.sh

@@ -23,16 +23,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     parser.body_limit(64 * 1024);
     parser.header_limit(16 * 1024);
     parser.eager(true);
+    // As the session's reader feeds it: everything received so far, again after each step that
+    // consumed bytes. need_more means "wait for more bytes", and there are none here.
     boost::system::error_code ec;
     std::size_t offset = 0;
-    while (offset < size && !ec && !parser.is_done()) {
+    while (offset < size && !parser.is_done()) {
         const std::size_t used = parser.put(boost::asio::buffer(data + offset, size - offset), ec);
-        if (ec == http::error::need_more) {
-            ec = {};
-            if (used == 0) break;
-        }
         offset += used;
-        if (used == 0) break;
+        if (ec || used == 0) break;
     }
     if (parser.is_header_done()) {
         const std::string_view target = parser.get().target();

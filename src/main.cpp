@@ -5,12 +5,15 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "config/config_loader.h"
+#include "config/litellm_import.h"
 #include "core/clock.h"
 #include "core/url.h"
 #include "core/version.h"
@@ -36,6 +39,10 @@ Usage:
       mock provider on 127.0.0.1:4010). --listen and --workers override the config.
   switchyard check FILE
       Validate a config file; prints every problem as file:line: message. Exit 1 on problems.
+  switchyard import litellm FILE
+      Print the Switchyard config equivalent to a LiteLLM proxy config; every setting that could
+      not be carried over goes to stderr with the reason. `serve --config` and `check` accept a
+      LiteLLM file directly too.
   switchyard --version | --help
 )";
 
@@ -43,8 +50,62 @@ void PrintProblems(const std::vector<config::Problem>& problems) {
     for (const auto& p : problems) fmt::print(stderr, "{}\n", p.ToString());
 }
 
+std::optional<std::string> ReadFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// A config file, Switchyard's own or a LiteLLM proxy config (imported; what could not be carried
+// over is reported on stderr).
+config::LoadResult LoadAnyConfig(const std::string& path, const config::EnvLookup& env) {
+    const std::optional<std::string> text = ReadFile(path);
+    if (!text || !config::LooksLikeLiteLlm(*text)) return config::LoadConfigFile(path, env);
+    const config::LiteLlmImport imported = config::ImportLiteLlm(*text);
+    for (const std::string& note : imported.unmapped) {
+        fmt::print(stderr, "{}: LiteLLM setting not carried over: {}\n", path, note);
+    }
+    return config::LoadConfigText(imported.yaml, path + " (imported from LiteLLM)", env);
+}
+
+int Import(const std::vector<std::string_view>& args) {
+    if (args.size() != 2 || args[0] != "litellm") {
+        fmt::print(stderr, "usage: switchyard import litellm FILE\n");
+        return 2;
+    }
+    const std::string path(args[1]);
+    const std::optional<std::string> text = ReadFile(path);
+    if (!text) {
+        fmt::print(stderr, "{}: cannot read file\n", path);
+        return 1;
+    }
+    const config::LiteLlmImport imported = config::ImportLiteLlm(*text);
+    if (!imported.error.empty()) {
+        fmt::print(stderr, "{}: {}\n", path, imported.error);
+        return 1;
+    }
+    for (const std::string& note : imported.unmapped) {
+        fmt::print(stderr, "not carried over: {}\n", note);
+    }
+    fmt::print("{}", imported.yaml);
+    // The result is checked as `switchyard check` would (secrets are not needed for that).
+    const config::EnvLookup placeholder = [](std::string_view) -> std::optional<std::string> {
+        return std::string("placeholder");
+    };
+    const config::LoadResult loaded =
+        config::LoadConfigText(imported.yaml, "<imported config>", placeholder);
+    if (!loaded.problems.empty()) {
+        fmt::print(stderr, "the imported config needs attention:\n");
+        PrintProblems(loaded.problems);
+        return 1;
+    }
+    return 0;
+}
+
 int Check(const std::string& path) {
-    const config::LoadResult result = config::LoadConfigFile(path, config::ProcessEnvironment());
+    const config::LoadResult result = LoadAnyConfig(path, config::ProcessEnvironment());
     if (!result.problems.empty()) {
         PrintProblems(result.problems);
         fmt::print(stderr, "{}: {} problem(s)\n", path, result.problems.size());
@@ -94,7 +155,7 @@ int Serve(const std::vector<std::string_view>& args) {
     }
     const auto env = config::ProcessEnvironment();
     config::LoadResult loaded = config_path
-                                    ? config::LoadConfigFile(*config_path, env)
+                                    ? LoadAnyConfig(*config_path, env)
                                     : config::LoadConfigText(config::EmbeddedDefaultConfig(),
                                                              "<embedded quickstart.yaml>", env);
     if (!loaded.problems.empty()) {
@@ -169,6 +230,7 @@ int main(int argc, char** argv) {
         return Check(std::string(args[1]));
     }
     if (args[0] == "serve") return Serve({args.begin() + 1, args.end()});
+    if (args[0] == "import") return Import({args.begin() + 1, args.end()});
     fmt::print(stderr, "switchyard: unknown command '{}'\n{}", args[0], kUsage);
     return 2;
 }

@@ -34,17 +34,7 @@ std::optional<std::vector<std::string>> NameList(const boost::json::value& list,
 
 }  // namespace
 
-std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view body) {
-    if (const std::optional<ChatScan> scan = ScanChatRequest(body)) {
-        // The plain case, without a document: most requests go upstream as they came.
-        ChatRequest request;
-        request.model = std::string(scan->model);
-        request.stream = scan->stream;
-        request.include_usage = scan->include_usage;
-        request.max_tokens = scan->max_tokens;
-        request.raw = body;
-        return request;
-    }
+std::variant<boost::json::value, core::LocalError> ParseRequestObject(std::string_view body) {
     boost::system::error_code ec;
     // A monotonic arena owned by the parsed value: a handful of block allocations instead of one
     // per JSON node, on every request.
@@ -59,7 +49,23 @@ std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view bod
         return core::LocalError{ErrorKind::kMalformedJson,
                                 "The request body must be a JSON object."};
     }
-    return ChatRequestFromCanonical(std::move(parsed));
+    return parsed;
+}
+
+std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view body) {
+    if (const std::optional<ChatScan> scan = ScanChatRequest(body)) {
+        // The plain case, without a document: most requests go upstream as they came.
+        ChatRequest request;
+        request.model = std::string(scan->model);
+        request.stream = scan->stream;
+        request.include_usage = scan->include_usage;
+        request.max_tokens = scan->max_tokens;
+        request.raw = body;
+        return request;
+    }
+    auto parsed = ParseRequestObject(body);
+    if (auto* error = std::get_if<core::LocalError>(&parsed)) return *error;
+    return ChatRequestFromCanonical(std::move(std::get<boost::json::value>(parsed)));
 }
 
 std::variant<ChatRequest, core::LocalError> ChatRequestFromCanonical(boost::json::value parsed) {

@@ -16,10 +16,15 @@ namespace switchyard::api {
 // The API a client or a deployment speaks.
 enum class Wire { kOpenAi, kAnthropic };
 
+// What a request asks for: a chat answer (chat completions or Anthropic messages) or embeddings.
+// A model group serves one of them (config::GroupMode).
+enum class Endpoint { kChat, kEmbeddings };
+
 // What routing needs from a chat request, read once from the body. `body` is the canonical form
 // (OpenAI chat completions); a request that arrived in Anthropic's format keeps its original too.
 struct ChatRequest {
-    Wire wire = Wire::kOpenAi;     // the client's API
+    Wire wire = Wire::kOpenAi;  // the client's API
+    Endpoint endpoint = Endpoint::kChat;
     boost::json::object original;  // Anthropic clients: their request, gateway fields removed
     // The parsed request, kept for rewriting; null when it was only scanned (see `raw`).
     boost::json::value body;
@@ -43,6 +48,16 @@ struct RequestOverrides {
     // Stream upstream (with usage) although the client asked for one JSON body.
     bool stream_upstream = false;
 };
+
+// A client's request body as a JSON object, or the 400 that says why it is not one.
+std::variant<boost::json::value, core::LocalError> ParseRequestObject(std::string_view body);
+
+// Reads an OpenAI embeddings body (POST /v1/embeddings) into the canonical request, endpoint
+// kEmbeddings: `model` (or `models`, `fallbacks` as for chat), `input` a string, a non-empty array
+// of strings, an array of integers (tokens) or an array of arrays of integers, `encoding_format`
+// "float" or "base64", `dimensions` a positive integer. Errors in OpenAI's terms (400 with the
+// offending param; kModelNotFound without a model).
+std::variant<ChatRequest, core::LocalError> ParseOpenAiEmbeddings(std::string_view body);
 
 // Scans an OpenAI chat completions body (`body` must outlive the result: a plain request is only
 // scanned and keeps a view of it). Errors: kMalformedJson (not JSON / not an object),

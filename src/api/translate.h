@@ -12,7 +12,10 @@
 namespace switchyard::api {
 
 // Pure translation between OpenAI Chat Completions and Anthropic Messages (docs/providers.md):
-// requests, responses, error bodies and SSE streams, both ways. No I/O.
+// requests, responses, error bodies and SSE streams, both ways. No I/O. The definitions are split
+// by concern: translate_requests.cc, translate_answers.cc (responses and error bodies) and
+// translate_streams.cc; what more than one of them needs is in translate_common.h and
+// json_access.h.
 //
 // What does not carry over is refused, never silently lost. Decisions:
 // - Dropped (hints with no effect on the generated text): Anthropic `cache_control` (prompt
@@ -30,6 +33,8 @@ namespace switchyard::api {
 //   `reasoning_effort`, `prediction`, `web_search_options`, message `name`, audio and file
 //   parts, strict tools; and any parameter this file does not know.
 // - A tool result with is_error becomes an OpenAI tool message whose text starts with "Error: ".
+// - Answers: content a translator refuses (a Refusal) is never dropped; it fails a whole answer
+//   (core::LocalError{kUpstreamProtocol}) or ends a stream with the translator's error event.
 
 // Requests. A feature that cannot be carried over yields core::LocalError{kInvalidRequest,
 // message naming the feature, param}.
@@ -42,7 +47,11 @@ std::variant<boost::json::object, core::LocalError> OpenAiRequestToAnthropic(
 // Successful non-streaming responses. `created` is the chat.completion's Unix time.
 boost::json::object AnthropicResponseToOpenAi(const boost::json::object& message,
                                               std::int64_t created);
-boost::json::object OpenAiResponseToAnthropic(const boost::json::object& completion);
+// Message content Anthropic cannot express (neither a string nor text / refusal parts) yields
+// core::LocalError{kUpstreamProtocol, message naming the part}: the answer must not reach the
+// client as if it were whole.
+std::variant<boost::json::object, core::LocalError> OpenAiResponseToAnthropic(
+    const boost::json::object& completion);
 
 // Upstream error bodies (either may be non-JSON), rendered for a client of the other API: an
 // Anthropic envelope typed by status (AnthropicErrorTypeOf) with the original message, or an
@@ -53,8 +62,9 @@ std::string AnthropicErrorToOpenAi(std::string_view body, unsigned status);
 
 // Streams: one stateful translator per stream; not thread-safe. Feed each upstream SSE event (its
 // `event:` name, possibly empty, and its joined `data`); appends complete translated SSE events
-// (each ending in a blank line) to `out`. Pings are dropped. Malformed events become an error
-// event, after which the translator ignores its input.
+// (each ending in a blank line) to `out`. Pings are dropped. Malformed events, and an event whose
+// translation is refused (Refusal), become an error event (type api_error), after which the
+// translator ignores its input.
 
 // Anthropic message events -> OpenAI chat.completion.chunk events and `data: [DONE]`.
 class AnthropicToOpenAiStream final {
@@ -63,6 +73,7 @@ class AnthropicToOpenAiStream final {
     void Feed(std::string_view event_name, std::string_view data, std::string& out);
 
   private:
+    void Translate(std::string_view event_name, std::string_view data, std::string& out);
     void Chunk(boost::json::object delta, const char* finish_reason, std::string& out) const;
     void Error(std::string_view type, std::string_view message, std::string& out);
 
@@ -86,6 +97,7 @@ class OpenAiToAnthropicStream final {
 
   private:
     enum class Block { kNone, kText, kToolUse };
+    void Translate(std::string_view data, std::string& out);
     void Start(std::string_view id, std::string_view model, std::string& out);
     void CloseBlock(std::string& out);
     void Finish(std::string& out);

@@ -75,12 +75,16 @@ enum class Strategy {
     kPowerOfTwo,     // of two random deployments, the one with fewer in flight
 };
 
+// What a model group serves: chat answers (chat completions, Anthropic messages) or embeddings.
+enum class GroupMode { kChat, kEmbeddings };
+
 // What a client names in `model`. A group is also a fallback entry: model + prompt + params
 // (docs/resilience.md#a-fallback-changes-the-product), so `system_prompt` and `params` apply when
 // it serves as a fallback for another.
 struct ModelGroup {
     std::string name;
     std::vector<Deployment> deployments;
+    GroupMode mode = GroupMode::kChat;
     Strategy strategy = Strategy::kWeighted;
     std::vector<std::string> fallbacks;                 // groups tried in order when this fails
     std::vector<std::string> context_window_fallbacks;  // when the prompt does not fit

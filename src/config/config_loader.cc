@@ -437,13 +437,24 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
     }
     for (const auto& entry : node) {
         ModelGroup group;
-        if (!r.CheckMap(entry, "model group",
-                        {"name", "deployments", "strategy", "fallbacks", "context_window_fallbacks",
-                         "content_policy_fallbacks", "prompt", "params"})) {
+        if (!r.CheckMap(
+                entry, "model group",
+                {"name", "mode", "deployments", "strategy", "fallbacks", "context_window_fallbacks",
+                 "content_policy_fallbacks", "prompt", "params"})) {
             models.push_back(std::move(group));  // keeps models[i] aligned with the YAML entries
             continue;
         }
         r.Name(entry, "name", group.name, /*required=*/true);
+        std::string mode;
+        if (r.String(entry, "mode", mode)) {
+            if (mode == "chat") {
+                group.mode = GroupMode::kChat;
+            } else if (mode == "embeddings") {
+                group.mode = GroupMode::kEmbeddings;
+            } else {
+                r.Fail(entry["mode"], "'mode' must be chat or embeddings");
+            }
+        }
         std::string strategy;
         if (r.String(entry, "strategy", strategy)) {
             static const std::pair<std::string_view, Strategy> kStrategies[] = {
@@ -540,6 +551,22 @@ void LinkModels(Reader& r, const YAML::Node& root, Config& config) {
                 } else if (target == group.name) {
                     r.Fail(entry_key(i, key),
                            "model group '" + group.name + "' cannot fall back to itself");
+                } else if (const ModelGroup* other = config.FindGroup(target);
+                           other != nullptr && other->mode != group.mode) {
+                    r.Fail(entry_key(i, key), "model group '" + group.name + "' falls back to '" +
+                                                  target +
+                                                  "', which serves another mode (chat or "
+                                                  "embeddings)");
+                }
+            }
+        }
+        if (group.mode == GroupMode::kEmbeddings) {
+            for (const auto& d : group.deployments) {
+                if (d.provider != Provider::kOpenAi) {
+                    r.FailAt(d.line, "deployment '" + d.name + "' of embeddings group '" +
+                                         group.name +
+                                         "' must be OpenAI-compatible (Anthropic has no "
+                                         "embeddings API)");
                 }
             }
         }

@@ -28,7 +28,9 @@ UpstreamRequest OpenAiRequest(const config::Deployment& deployment, const api::C
                               const std::string& client_body,
                               const api::RequestOverrides& overrides) {
     UpstreamRequest out;
-    out.target = deployment.base_url.path_prefix + "/chat/completions";
+    out.target =
+        deployment.base_url.path_prefix +
+        (request.endpoint == api::Endpoint::kEmbeddings ? "/embeddings" : "/chat/completions");
     if (request.wire == api::Wire::kOpenAi && request.model == deployment.model &&
         !request.has_gateway_fields && !Overridden(overrides)) {
         out.shared = &client_body;
@@ -93,6 +95,12 @@ std::variant<UpstreamRequest, core::LocalError> BuildUpstreamRequest(
         case config::Provider::kOpenAi:
             return OpenAiRequest(deployment, request, client_body, overrides);
         case config::Provider::kAnthropic:
+            if (request.endpoint == api::Endpoint::kEmbeddings) {
+                // The config keeps embeddings groups OpenAI-compatible; this is the last guard.
+                return core::LocalError{core::ErrorKind::kInvalidRequest,
+                                        "Deployment '" + deployment.name +
+                                            "' speaks Anthropic's API, which has no embeddings."};
+            }
             return AnthropicRequest(deployment, request, client_body, overrides);
     }
     return OpenAiRequest(deployment, request, client_body, overrides);

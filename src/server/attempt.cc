@@ -70,7 +70,10 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
 
     api::RequestOverrides overrides;
     if (stage.depth > 0) {
-        overrides.system_prompt = &stage.group->system_prompt;
+        // A fallback entry brings its prompt (chat only: embeddings have none) and params.
+        if (setup.request.endpoint == api::Endpoint::kChat) {
+            overrides.system_prompt = &stage.group->system_prompt;
+        }
         overrides.params = &stage.group->params;
     }
     overrides.stream_upstream = setup.stream_upstream;
@@ -156,8 +159,23 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
                 policy::Classify({policy::Transport::kTruncated}, context.clock.WallNow());
             co_return end;
         }
+        api::Wire wire = providers::WireOf(deployment.provider);
+        if (wire != setup.request.wire) {
+            // Translated before anything is committed: a refusal fails this attempt over.
+            auto translated =
+                TranslateBody(body, end.status, wire, setup.request.wire, UnixNow(ctx));
+            if (auto* error = std::get_if<core::LocalError>(&translated)) {
+                end.status = 0;
+                end.error = std::move(*error);
+                end.outcome =
+                    policy::Classify({policy::Transport::kProtocol}, context.clock.WallNow());
+                co_return end;
+            }
+            body = std::move(std::get<std::string>(translated));
+            wire = setup.request.wire;
+        }
         end.answered = true;
-        co_await WriteUpstreamAnswer(ctx, header, body, providers::WireOf(deployment.provider));
+        co_await WriteUpstreamAnswer(ctx, header, body, wire);
         co_return end;
     }
     policy::AttemptResult result;

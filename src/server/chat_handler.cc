@@ -64,6 +64,30 @@ std::optional<std::string> UnknownName(const config::Config& config,
     return std::nullopt;
 }
 
+// A 400 when a requested group serves the other endpoint (chat vs embeddings).
+std::optional<core::LocalError> WrongMode(const config::Config& config,
+                                          const api::ChatRequest& request) {
+    const config::GroupMode wanted = request.endpoint == api::Endpoint::kEmbeddings
+                                         ? config::GroupMode::kEmbeddings
+                                         : config::GroupMode::kChat;
+    std::vector<std::string> names = request.models;
+    names.push_back(request.model);
+    if (request.fallbacks)
+        names.insert(names.end(), request.fallbacks->begin(), request.fallbacks->end());
+    for (const std::string& name : names) {
+        const config::ModelGroup* group = config.FindGroup(name);
+        if (group == nullptr || group->mode == wanted) continue;
+        return core::LocalError{
+            core::ErrorKind::kInvalidRequest,
+            wanted == config::GroupMode::kEmbeddings
+                ? "The model `" + name + "` is a chat model group; it serves no embeddings."
+                : "The model `" + name +
+                      "` is an embeddings model group; use POST /v1/embeddings for it.",
+            "model"};
+    }
+    return std::nullopt;
+}
+
 std::string_view ClientCredential(const Request& request) {
     if (const auto it = request.find(http::field::authorization); it != request.end()) {
         return it->value();
@@ -363,7 +387,9 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
 // The static degradation, rendered for an Anthropic client.
 std::string StaticInAnthropic(const std::string& openai, bool stream, std::int64_t created) {
     if (!stream) {
-        return TranslateBody(openai, 200, api::Wire::kOpenAi, api::Wire::kAnthropic, created);
+        // Switchyard's own completion: plain text, which Anthropic's API always expresses.
+        return std::get<std::string>(
+            TranslateBody(openai, 200, api::Wire::kOpenAi, api::Wire::kAnthropic, created));
     }
     api::OpenAiToAnthropicStream translate;
     core::SseParser sse;
@@ -495,6 +521,12 @@ asio::awaitable<void> ServeMessages(RequestContext& ctx) {
     return Serve(ctx);
 }
 
+asio::awaitable<void> ServeEmbeddings(RequestContext& ctx) {
+    ctx.record.route = "embeddings";
+    ctx.endpoint = api::Endpoint::kEmbeddings;
+    return Serve(ctx);
+}
+
 namespace {
 
 asio::awaitable<void> Serve(RequestContext& ctx) {
@@ -504,7 +536,9 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
     // Owned here for the whole request: the parsed request may keep a view of it.
     const std::string client_body = std::move(ctx.request.body());
     auto parsed = ctx.wire == api::Wire::kAnthropic ? api::ParseAnthropicMessages(client_body)
-                                                    : api::ParseOpenAiChat(client_body);
+                  : ctx.endpoint == api::Endpoint::kEmbeddings
+                      ? api::ParseOpenAiEmbeddings(client_body)
+                      : api::ParseOpenAiChat(client_body);
     if (auto* error = std::get_if<core::LocalError>(&parsed)) {
         const Unanswered refusal =
             error->kind == core::ErrorKind::kModelNotFound ? UnknownModel(config, "") : *error;
@@ -515,6 +549,11 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
     ctx.record.stream = request.stream;
     if (const auto unknown = UnknownName(config, request)) {
         const Unanswered refusal = UnknownModel(config, *unknown);
+        co_await WriteUnanswered(ctx, nullptr, refusal);
+        co_return;
+    }
+    if (const auto other = WrongMode(config, request)) {
+        const Unanswered refusal = *other;
         co_await WriteUnanswered(ctx, nullptr, refusal);
         co_return;
     }

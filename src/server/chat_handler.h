@@ -16,4 +16,8 @@ asio::awaitable<void> ServeChat(RequestContext& ctx);
 // translated when the serving deployment speaks the other API.
 asio::awaitable<void> ServeMessages(RequestContext& ctx);
 
+// POST /v1/embeddings: OpenAI's embeddings API through the same engine, for model groups with
+// `mode: embeddings` (OpenAI-compatible deployments; answers pass through as they come).
+asio::awaitable<void> ServeEmbeddings(RequestContext& ctx);
+
 }  // namespace switchyard::server

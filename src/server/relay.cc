@@ -38,17 +38,17 @@ asio::awaitable<bool> WriteStreamHead(RequestContext& ctx,
     co_return !ec;
 }
 
-// The Unix time translated answers carry as `created`.
+}  // namespace
+
 std::int64_t UnixNow(const RequestContext& ctx) {
     return std::chrono::duration_cast<std::chrono::seconds>(
                ctx.Context().clock.WallNow().time_since_epoch())
         .count();
 }
 
-}  // namespace
-
-std::string TranslateBody(std::string_view body, unsigned status, api::Wire from, api::Wire to,
-                          std::int64_t created) {
+std::variant<std::string, core::LocalError> TranslateBody(std::string_view body, unsigned status,
+                                                          api::Wire from, api::Wire to,
+                                                          std::int64_t created) {
     if (from == to) return std::string(body);
     if (status < 200 || status >= 300) {
         return from == api::Wire::kAnthropic ? api::AnthropicErrorToOpenAi(body, status)
@@ -56,10 +56,16 @@ std::string TranslateBody(std::string_view body, unsigned status, api::Wire from
     }
     boost::system::error_code ec;
     boost::json::value parsed = core::ParseJson(body, ec);
-    if (ec || !parsed.is_object()) return std::string(body);
-    return boost::json::serialize(from == api::Wire::kAnthropic
-                                      ? api::AnthropicResponseToOpenAi(parsed.get_object(), created)
-                                      : api::OpenAiResponseToAnthropic(parsed.get_object()));
+    if (ec || !parsed.is_object()) {
+        return core::LocalError{core::ErrorKind::kUpstreamProtocol,
+                                "The upstream answer is not a JSON object."};
+    }
+    if (from == api::Wire::kAnthropic) {
+        return boost::json::serialize(api::AnthropicResponseToOpenAi(parsed.get_object(), created));
+    }
+    auto answer = api::OpenAiResponseToAnthropic(parsed.get_object());
+    if (auto* error = std::get_if<core::LocalError>(&answer)) return std::move(*error);
+    return boost::json::serialize(std::get<boost::json::object>(answer));
 }
 
 namespace {
@@ -97,7 +103,10 @@ asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
     lines.reserve(512);
     const std::string_view content_type = header[http::field::content_type];
     if (ctx.wire != upstream) {
-        body = TranslateBody(body, header.result_int(), upstream, ctx.wire, UnixNow(ctx));
+        auto translated =
+            TranslateBody(body, header.result_int(), upstream, ctx.wire, UnixNow(ctx));
+        // Error envelopes always translate; success bodies arrive translated (see the contract).
+        if (auto* text = std::get_if<std::string>(&translated)) body = std::move(*text);
         AppendHeader(lines, "Content-Type", "application/json");
     } else {
         AppendHeader(lines, "Content-Type",
@@ -247,8 +256,17 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
             Response json{http::status::ok, 11};
             json.set(http::field::content_type, "application/json");
             SetServedHeaders(ctx, json);
-            json.body() = TranslateBody(assembler.Json(), 200, api::Wire::kOpenAi, options.front,
+            auto answer = TranslateBody(assembler.Json(), 200, api::Wire::kOpenAi, options.front,
                                         UnixNow(ctx));
+            if (auto* error = std::get_if<core::LocalError>(&answer)) {
+                // Nothing went downstream yet: an answer the client's API cannot carry is a
+                // failed attempt.
+                result.committed = false;
+                result.transport = policy::Transport::kProtocol;
+                result.error = std::move(*error);
+                co_return result;
+            }
+            json.body() = std::move(std::get<std::string>(answer));
             co_await WriteResponse(ctx, json);
             co_return result;
         }

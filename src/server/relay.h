@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <string>
+#include <variant>
 
 #include "server/request_context.h"
 #include "upstream/upstream_call.h"
@@ -13,13 +14,19 @@ namespace switchyard::server {
 void SetServedHeaders(const RequestContext& ctx, http::fields& fields);
 
 // A whole response body of API `from` in API `to`: success bodies and error envelopes. `created`
-// is the Unix time a translated chat.completion carries.
-std::string TranslateBody(std::string_view body, unsigned status, api::Wire from, api::Wire to,
-                          std::int64_t created);
+// is the Unix time a translated chat.completion carries. An error envelope always translates; a
+// success body the client's API cannot express is a kUpstreamProtocol error, never a silent loss.
+std::variant<std::string, core::LocalError> TranslateBody(std::string_view body, unsigned status,
+                                                          api::Wire from, api::Wire to,
+                                                          std::int64_t created);
+
+// The Unix time translated answers carry as `created`.
+std::int64_t UnixNow(const RequestContext& ctx);
 
 // Writes an upstream answer that was read whole (JSON success, or an error passed through):
-// its status, content type and body — translated to the client's API when the deployment speaks
-// the other one — retry-after passed through, the served headers added.
+// its status, content type and body — translated to the client's API when `upstream` differs
+// from it (a success body is translated by the caller first, where a refusal can still fail the
+// attempt) — retry-after passed through, the served headers added.
 asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
                                           const upstream::ResponseHeader& header, std::string& body,
                                           api::Wire upstream);

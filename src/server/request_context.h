@@ -37,6 +37,7 @@ struct RequestContext {
     std::string model;                    // the model that answered (the deployment's)
     std::string key_name;                 // the client key's name
     api::Wire wire = api::Wire::kOpenAi;  // the API the client speaks: local replies use it
+    api::Endpoint endpoint = api::Endpoint::kChat;
     // A chunked stream's head went downstream and its last chunk has not: a failure must end it
     // with an error event.
     bool stream_open = false;

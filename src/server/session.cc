@@ -22,13 +22,15 @@ using RequestParser = http::request_parser<http::string_body, RequestAllocator>;
 struct Route {
     std::string_view path;
     http::verb method;
-    enum Kind { kChat, kMessages, kModels, kLive, kReady, kMetrics, kStatus } kind;
+    enum Kind { kChat, kMessages, kEmbeddings, kModels, kLive, kReady, kMetrics, kStatus } kind;
 };
 
 constexpr Route kRoutes[] = {
     {"/v1/chat/completions", http::verb::post, Route::kChat},
     {"/chat/completions", http::verb::post, Route::kChat},
     {"/v1/messages", http::verb::post, Route::kMessages},
+    {"/v1/embeddings", http::verb::post, Route::kEmbeddings},
+    {"/embeddings", http::verb::post, Route::kEmbeddings},
     {"/v1/models", http::verb::get, Route::kModels},
     {"/models", http::verb::get, Route::kModels},
     {"/health/live", http::verb::get, Route::kLive},
@@ -97,6 +99,9 @@ asio::awaitable<void> Dispatch(RequestContext& ctx) {
             break;
         case Route::kMessages:
             co_await ServeMessages(ctx);
+            break;
+        case Route::kEmbeddings:
+            co_await ServeEmbeddings(ctx);
             break;
         case Route::kModels:
             co_await ServeModels(ctx);

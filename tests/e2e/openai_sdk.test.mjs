@@ -15,7 +15,10 @@ before(async () => {
   gateway = await startGateway(`
 retry: {base_ms: 10, cap_ms: 50}
 models:
-${group('gpt-4o-mini', mock.port, 'gpt-4o-mini-2024-07-18')}`);
+${group('gpt-4o-mini', mock.port, 'gpt-4o-mini-2024-07-18')}  - name: text-embedding-3-small
+    mode: embeddings
+    deployments: [{model: text-embedding-3-small, api_base: "http://127.0.0.1:${mock.port}/v1"}]
+`);
   client = new OpenAI({ baseURL: `${gateway.base}/v1`, apiKey: 'client-key', maxRetries: 0 });
 });
 
@@ -60,7 +63,7 @@ test('chat.completions.create, streaming with usage', async () => {
 test('models.list returns the model groups', async () => {
   const ids = [];
   for await (const model of client.models.list()) ids.push(model.id);
-  assert.deepEqual(ids, ['gpt-4o-mini']);
+  assert.deepEqual(ids, ['gpt-4o-mini', 'text-embedding-3-small']);
 });
 
 test('gateway errors surface as the SDK error classes', async () => {
@@ -87,4 +90,19 @@ test('gateway errors surface as the SDK error classes', async () => {
     .create({ model: 'gpt-4o-mini', messages: [] })
     .withResponse();
   assert.equal(recovered.response.headers.get('x-switchyard-attempts'), '2');
+});
+
+test('embeddings.create: one vector per input, as floats (the SDK asks for base64 and decodes)', async () => {
+  const { data, response } = await client.embeddings
+    .create({ model: 'text-embedding-3-small', input: ['Hello', 'world'], dimensions: 8 })
+    .withResponse();
+  assert.equal(data.object, 'list');
+  assert.equal(data.data.length, 2);
+  for (const item of data.data) {
+    assert.equal(item.embedding.length, 8);
+    assert.ok(item.embedding.every((x) => Number.isFinite(x)));
+  }
+  assert.notDeepEqual(data.data[0].embedding, data.data[1].embedding);
+  assert.ok(data.usage.prompt_tokens > 0);
+  assert.equal(response.headers.get('x-switchyard-model-group'), 'text-embedding-3-small');
 });

@@ -121,8 +121,10 @@ export async function startGateway(yaml, { env = {}, workers = 2 } = {}) {
       if (r.status !== 200) throw new Error(`/metrics answered ${r.status}: ${await r.text()}`);
       return r.text();
     },
+    // SIGINT: stop at once (SIGTERM would keep the listener open for server.drain_delay_ms, which
+    // drain.test.mjs tests on purpose).
     async stop() {
-      child.kill('SIGTERM');
+      child.kill('SIGINT');
       return exited(child);
     },
   };

@@ -65,7 +65,9 @@ struct FaultSpec final {
     bool stall = false;
     bool reset = false;
     bool close = false;
-    bool tool_use = false;  // Anthropic: answer with a tool_use block when the request has tools.
+    // Anthropic: answer with a tool_use block when the request has tools; Responses API: with a
+    // function_call item when it has a function tool.
+    bool tool_use = false;
 
     double probability = 1.0;
 

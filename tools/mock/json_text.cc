@@ -19,4 +19,31 @@ void AppendJsonString(std::string& out, std::string_view text) {
     }
 }
 
+std::string_view JsonKindName(boost::json::kind kind) {
+    switch (kind) {
+        case boost::json::kind::null:
+            return "null";
+        case boost::json::kind::bool_:
+            return "a boolean";
+        case boost::json::kind::int64:
+        case boost::json::kind::uint64:
+            return "an integer";
+        case boost::json::kind::double_:
+            return "a number";
+        case boost::json::kind::string:
+            return "a string";
+        case boost::json::kind::array:
+            return "an array";
+        case boost::json::kind::object:
+            return "an object";
+    }
+    return "a value";
+}
+
+boost::json::parse_options DeepJsonDocuments() {
+    boost::json::parse_options options;
+    options.max_depth = 256;
+    return options;
+}
+
 }  // namespace switchyard::mock

@@ -24,8 +24,8 @@ constexpr int kUsageError = 2;
 
 constexpr std::string_view kUsage = R"(Usage: switchyard-mock --listen HOST:PORT [options]
 
-A fault-injecting provider: OpenAI-compatible (POST /v1/chat/completions) and Anthropic
-Messages API (POST /v1/messages).
+A fault-injecting provider: OpenAI-compatible (POST /v1/chat/completions, /v1/embeddings,
+/v1/responses) and Anthropic Messages API (POST /v1/messages).
 
 Options:
   --listen HOST:PORT     Address to listen on; port 0 picks a free port.

@@ -15,14 +15,6 @@ namespace switchyard::mock::openai {
 namespace json = boost::json;
 namespace {
 
-// The providers accept request documents far deeper than Boost.JSON's default limit of 32 (deep
-// tool schemas); so does the mock, well past what a gateway forwards.
-json::parse_options DeepDocuments() {
-    json::parse_options options;
-    options.max_depth = 256;
-    return options;
-}
-
 constexpr std::string_view kInvalidRequest = "invalid_request_error";
 constexpr std::string_view kServerError = "server_error";
 
@@ -33,38 +25,11 @@ constexpr std::string_view kUnparsableBody =
     "valid JSON. If you have trouble figuring out how to fix this, please contact us through our "
     "help center at help.openai.com.)";
 
-std::string_view KindName(json::kind kind) {
-    switch (kind) {
-        case json::kind::null:
-            return "null";
-        case json::kind::bool_:
-            return "a boolean";
-        case json::kind::int64:
-        case json::kind::uint64:
-            return "an integer";
-        case json::kind::double_:
-            return "a number";
-        case json::kind::string:
-            return "a string";
-        case json::kind::array:
-            return "an array";
-        case json::kind::object:
-            return "an object";
-    }
-    return "a value";
-}
-
 ParsedChatRequest Invalid(std::string body) {
     ParsedChatRequest result;
     result.status = 400;
     result.error_body = std::move(body);
     return result;
-}
-
-std::string InvalidType(std::string_view field, std::string_view expected, json::kind got) {
-    return ErrorEnvelope(fmt::format("Invalid type for '{}': expected {}, but got {} instead.",
-                                     field, expected, KindName(got)),
-                         kInvalidRequest, field, "invalid_type");
 }
 
 // Characters of message content: a string, or the `text` of each part of an array of parts.
@@ -192,15 +157,11 @@ ParsedChatRequest ParseChatRequest(std::string_view body) {
     json::monotonic_resource resource(scratch, sizeof scratch);
     boost::system::error_code ec;
     const json::value root = json::parse(json::string_view(body.data(), body.size()), ec,
-                                         json::storage_ptr(&resource), DeepDocuments());
-    if (ec) return Invalid(ErrorEnvelope(kUnparsableBody, kInvalidRequest));
+                                         json::storage_ptr(&resource), DeepJsonDocuments());
+    if (ec) return Invalid(UnparsableJsonBody());
 
     const auto* object = root.if_object();
-    if (object == nullptr) {
-        return Invalid(ErrorEnvelope(
-            fmt::format("Invalid body: expected a JSON object, but got {}.", KindName(root.kind())),
-            kInvalidRequest));
-    }
+    if (object == nullptr) return Invalid(NotAnObjectBody(root.kind()));
 
     ParsedChatRequest result;
     const auto model = object->find("model");
@@ -209,18 +170,17 @@ ParsedChatRequest ParseChatRequest(std::string_view body) {
     }
     const auto* model_name = model->value().if_string();
     if (model_name == nullptr) {
-        return Invalid(InvalidType("model", "a string", model->value().kind()));
+        return Invalid(InvalidTypeBody("model", "a string", model->value().kind()));
     }
     result.request.model.assign(model_name->data(), model_name->size());
 
     const auto messages = object->find("messages");
     if (messages == object->end()) {
-        return Invalid(ErrorEnvelope("Missing required parameter: 'messages'.", kInvalidRequest,
-                                     "messages", "missing_required_parameter"));
+        return Invalid(MissingParameterBody("messages"));
     }
     const auto* message_list = messages->value().if_array();
     if (message_list == nullptr) {
-        return Invalid(InvalidType("messages", "an array", messages->value().kind()));
+        return Invalid(InvalidTypeBody("messages", "an array", messages->value().kind()));
     }
     std::size_t chars = 0;
     for (const auto& message : *message_list) {
@@ -393,6 +353,32 @@ std::string RateLimitBody(RateLimitReason reason, std::int64_t limit) {
     AppendJsonString(out, type);
     out += R"(,"code":"rate_limit_exceeded"}})";
     return out;
+}
+
+std::string UnparsableJsonBody() { return ErrorEnvelope(kUnparsableBody, kInvalidRequest); }
+
+std::string NotAnObjectBody(json::kind got) {
+    return ErrorEnvelope(
+        fmt::format("Invalid body: expected a JSON object, but got {}.", JsonKindName(got)),
+        kInvalidRequest);
+}
+
+std::string MissingParameterBody(std::string_view param) {
+    return ErrorEnvelope(fmt::format("Missing required parameter: '{}'.", param), kInvalidRequest,
+                         param, "missing_required_parameter");
+}
+
+std::string InvalidTypeBody(std::string_view param, std::string_view expected, json::kind got) {
+    return ErrorEnvelope(fmt::format("Invalid type for '{}': expected {}, but got {} instead.",
+                                     param, expected, JsonKindName(got)),
+                         kInvalidRequest, param, "invalid_type");
+}
+
+std::string InvalidValueBody(std::string_view param, std::string_view value,
+                             std::string_view supported) {
+    return ErrorEnvelope(
+        fmt::format("Invalid value: '{}'. Supported values are: {}.", value, supported),
+        kInvalidRequest, param, "invalid_value");
 }
 
 std::string InvalidApiKeyBody() {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <boost/json/kind.hpp>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -116,6 +117,28 @@ std::string ErrorEnvelope(std::string_view message, std::string_view type,
 // per min.","type":"requests","code":"rate_limit_exceeded"}}` (docs/providers.md#openai-errors, no
 // `param`).
 std::string RateLimitBody(RateLimitReason reason, std::int64_t limit);
+
+// 400 bodies (type invalid_request_error) shared by OpenAI's endpoints: chat completions,
+// embeddings and responses.
+
+// The body is not JSON: "We could not parse the JSON body of your request. (HINT: ...)".
+std::string UnparsableJsonBody();
+
+// "Invalid body: expected a JSON object, but got an array."
+std::string NotAnObjectBody(boost::json::kind got);
+
+// "Missing required parameter: 'input'.", with param and code missing_required_parameter.
+std::string MissingParameterBody(std::string_view param);
+
+// "Invalid type for 'model': expected a string, but got an integer instead.", with param and code
+// invalid_type.
+std::string InvalidTypeBody(std::string_view param, std::string_view expected,
+                            boost::json::kind got);
+
+// "Invalid value: 'int8'. Supported values are: <supported>.", with param and code invalid_value;
+// `supported` is written as given, e.g. "'float' and 'base64'".
+std::string InvalidValueBody(std::string_view param, std::string_view value,
+                             std::string_view supported);
 
 // The 401 OpenAI sends for a missing or wrong API key.
 std::string InvalidApiKeyBody();

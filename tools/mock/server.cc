@@ -29,9 +29,11 @@
 #include <vector>
 
 #include "anthropic_wire.h"
+#include "embeddings_wire.h"
 #include "http_head.h"
 #include "openai_wire.h"
 #include "rate_limits.h"
+#include "responses_wire.h"
 #include "stats.h"
 
 namespace switchyard::mock {
@@ -112,6 +114,30 @@ bool IsChatPath(std::string_view path) {
 
 bool IsMessagesPath(std::string_view path) { return path == "/v1/messages"; }
 
+bool IsEmbeddingsPath(std::string_view path) {
+    return path == "/v1/embeddings" || path == "/embeddings";
+}
+
+bool IsResponsesPath(std::string_view path) {
+    return path == "/v1/responses" || path == "/responses";
+}
+
+// The provider APIs the mock speaks, by path.
+enum class Api {
+    kChat,        // OpenAI's chat completions: /v1/chat/completions, /chat/completions
+    kMessages,    // Anthropic's messages: /v1/messages
+    kEmbeddings,  // OpenAI's embeddings: /v1/embeddings, /embeddings
+    kResponses,   // OpenAI's responses: /v1/responses, /responses
+};
+
+std::optional<Api> ApiOf(std::string_view path) {
+    if (IsChatPath(path)) return Api::kChat;
+    if (IsMessagesPath(path)) return Api::kMessages;
+    if (IsEmbeddingsPath(path)) return Api::kEmbeddings;
+    if (IsResponsesPath(path)) return Api::kResponses;
+    return std::nullopt;
+}
+
 std::string MockError(std::string_view message) {
     return openai::ErrorEnvelope(message, "mock_error");
 }
@@ -134,6 +160,7 @@ struct Exchange final {
     // Set when the rate limiter rejected the request: the retry hint of its 429.
     std::optional<milliseconds> rate_limit_retry_after;
     bool keep_alive = true;
+    Api api = Api::kChat;    // Of a provider path; kChat for any other path (OpenAI's 404).
     bool anthropic = false;  // Anthropic's Messages API (/v1/messages) rather than OpenAI's.
 };
 
@@ -156,8 +183,12 @@ class Session final {
   private:
     asio::awaitable<After> Dispatch();
     asio::awaitable<After> HandleAdmin();
-    asio::awaitable<After> HandleChat();
+    asio::awaitable<After> HandleProvider();
     asio::awaitable<After> SendStream(bool include_usage, const FaultSpec* fault);
+    asio::awaitable<After> AnswerResponses(const responses::ResponsesRequest& request,
+                                           const FaultSpec* fault);
+    asio::awaitable<After> SendResponsesStream(const responses::Response& response,
+                                               const FaultSpec* fault);
     asio::awaitable<After> AnswerMessages(const anthropic::MessagesRequest& message,
                                           const FaultSpec* fault);
     asio::awaitable<After> SendMessagesStream(const anthropic::MessagesRequest& message,
@@ -239,9 +270,7 @@ template <class AsyncStream>
 asio::awaitable<After> Session<AsyncStream>::Dispatch() {
     const std::string_view path = PathOf(request().target());
     if (path.starts_with("/mock/")) co_return co_await HandleAdmin();
-    if ((IsChatPath(path) || IsMessagesPath(path)) && request().method() == http::verb::post) {
-        co_return co_await HandleChat();
-    }
+    if (ApiOf(path) && request().method() == http::verb::post) co_return co_await HandleProvider();
     BeginExchange();
     if (exchange_.anthropic) {
         Record(405, {});
@@ -250,7 +279,7 @@ asio::awaitable<After> Session<AsyncStream>::Dispatch() {
             anthropic::InvalidMethodBody(request().method_string(), path, exchange_.request_id),
             nullptr);
     }
-    const int status = IsChatPath(path) ? 405 : 404;
+    const int status = ApiOf(path) ? 405 : 404;
     std::string body = status == 405 ? openai::InvalidMethodBody(request().method_string(), path)
                                      : openai::InvalidUrlBody(request().method_string(), path);
     Record(status, {});
@@ -317,12 +346,12 @@ asio::awaitable<After> Session<AsyncStream>::HandleAdmin() {
         keep_alive, allow);
 }
 
-// The provider API of a request: OpenAI's chat completions or Anthropic's messages, as
-// exchange_.anthropic says. Order of checks: the fault header's syntax (a test bug, so it is
-// reported first), the API key, the body, then the fault itself. Faults therefore only hit
-// requests a provider would accept.
+// The provider API of a request, as exchange_.api says: OpenAI's chat completions, embeddings or
+// responses, or Anthropic's messages. Order of checks: the fault header's syntax (a test bug, so
+// it is reported first), the API key, the body, the rate limits, then the fault itself. Faults
+// therefore only hit requests a provider would accept.
 template <class AsyncStream>
-asio::awaitable<After> Session<AsyncStream>::HandleChat() {
+asio::awaitable<After> Session<AsyncStream>::HandleProvider() {
     BeginExchange();
     const bool anthropic = exchange_.anthropic;
     const auto has_named_error = [anthropic](NamedError error) {
@@ -350,18 +379,51 @@ asio::awaitable<After> Session<AsyncStream>::HandleChat() {
     }
 
     // Parsed before the key check only so that stats name the model of rejected requests too.
+    // Each API's request; `parse_status` and `parse_error` say whether the body passed its checks,
+    // `cost` is what the rate limiter charges for it.
     openai::ParsedChatRequest parsed;
     anthropic::ParsedMessagesRequest message;
-    if (anthropic) {
-        message = anthropic::ParseMessagesRequest(request().body(), exchange_.request_id);
-        exchange_.model = message.request.model;
-        exchange_.prompt_tokens = message.request.input_tokens;
-        parsed.status = message.status;
-        parsed.error_body = std::move(message.error_body);
-    } else {
-        parsed = openai::ParseChatRequest(request().body());
-        exchange_.model = parsed.request.model;
-        exchange_.prompt_tokens = parsed.request.prompt_tokens;
+    embeddings::ParsedEmbeddingsRequest embedding;
+    responses::ParsedResponsesRequest response;
+    int parse_status = 0;
+    std::string parse_error;
+    RateLimitCost cost;
+    switch (exchange_.api) {
+        case Api::kMessages:
+            message = anthropic::ParseMessagesRequest(request().body(), exchange_.request_id);
+            exchange_.model = message.request.model;
+            exchange_.prompt_tokens = message.request.input_tokens;
+            parse_status = message.status;
+            parse_error = std::move(message.error_body);
+            cost.input_tokens = exchange_.prompt_tokens;
+            break;
+        case Api::kEmbeddings:
+            embedding = embeddings::ParseEmbeddingsRequest(request().body());
+            exchange_.model = embedding.request.model;
+            exchange_.prompt_tokens = embedding.request.prompt_tokens;
+            parse_status = embedding.status;
+            parse_error = std::move(embedding.error_body);
+            cost.input_tokens =
+                EstimateInputTokens(embedding.request.text_chars) + embedding.request.token_count;
+            break;
+        case Api::kResponses:
+            response = responses::ParseResponsesRequest(request().body());
+            exchange_.model = response.request.model;
+            exchange_.prompt_tokens = response.request.input_tokens;
+            parse_status = response.status;
+            parse_error = std::move(response.error_body);
+            cost.input_tokens = EstimateInputTokens(response.request.input_chars);
+            cost.max_tokens = response.request.max_output_tokens;
+            break;
+        case Api::kChat:
+            parsed = openai::ParseChatRequest(request().body());
+            exchange_.model = parsed.request.model;
+            exchange_.prompt_tokens = parsed.request.prompt_tokens;
+            parse_status = parsed.status;
+            parse_error = std::move(parsed.error_body);
+            cost.input_tokens = EstimateInputTokens(parsed.request.content_chars);
+            cost.max_tokens = parsed.request.max_tokens;
+            break;
     }
 
     if (const auto& key = shared_.options.require_key) {
@@ -379,20 +441,14 @@ asio::awaitable<After> Session<AsyncStream>::HandleChat() {
             co_return co_await ReplyProvider(401, std::move(body), nullptr);
         }
     }
-    if (parsed.status != 0) {
-        Record(parsed.status, {});
-        co_return co_await ReplyProvider(parsed.status, std::move(parsed.error_body), nullptr);
+    if (parse_status != 0) {
+        Record(parse_status, {});
+        co_return co_await ReplyProvider(parse_status, std::move(parse_error), nullptr);
     }
 
-    // Rate limits apply to every request a provider would accept, before any fault.
+    // Rate limits apply to every request a provider would accept, before any fault. The OpenAI
+    // APIs share OpenAI's buckets.
     const RateLimitApi api = anthropic ? RateLimitApi::kAnthropic : RateLimitApi::kOpenAi;
-    RateLimitCost cost;
-    if (anthropic) {
-        cost.input_tokens = exchange_.prompt_tokens;
-    } else {
-        cost.input_tokens = EstimateInputTokens(parsed.request.content_chars);
-        cost.max_tokens = parsed.request.max_tokens;
-    }
     const RateLimitDecision decision = shared_.rate_limits.Admit(api, cost, exchange_.start);
     if (decision.reason) {
         exchange_.rate_limit_retry_after = decision.retry_after;
@@ -461,6 +517,13 @@ asio::awaitable<After> Session<AsyncStream>::HandleChat() {
                                              std::chrono::steady_clock::now());
         co_return after;
     }
+    if (exchange_.api == Api::kEmbeddings) {
+        std::string body;
+        embeddings::AppendEmbeddingList(body, embedding.request);
+        co_return co_await ReplyProvider(200, std::move(body), fault);
+    }
+    if (exchange_.api == Api::kResponses)
+        co_return co_await AnswerResponses(response.request, fault);
     if (parsed.request.stream) {
         co_return co_await SendStream(parsed.request.include_usage, fault);
     }
@@ -655,6 +718,98 @@ asio::awaitable<After> Session<AsyncStream>::SendMessagesStream(
     co_return exchange_.keep_alive ? After::kKeepAlive : After::kClose;
 }
 
+template <class AsyncStream>
+asio::awaitable<After> Session<AsyncStream>::AnswerResponses(
+    const responses::ResponsesRequest& request, const FaultSpec* fault) {
+    const responses::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt);
+    const std::string response_id = "resp_" + exchange_.request_id.substr(4);
+    std::string message_id = "msg_";
+    worker_.AppendId(message_id);
+    responses::Response response;
+    response.id = response_id;
+    response.created_at = std::chrono::system_clock::to_time_t(exchange_.arrival);
+    response.model = exchange_.model;
+    response.echo = &request.echo;
+    response.input_tokens = exchange_.prompt_tokens;
+    response.message_id = message_id;
+    response.reply = &reply;
+    std::string item_id = "fc_";
+    std::string call_id = "call_";
+    if (fault != nullptr && fault->tool_use && !request.tool_name.empty()) {
+        worker_.AppendId(item_id);
+        worker_.AppendId(call_id);
+        call_id.resize(5 + 24);
+        response.call = responses::FunctionCall{item_id, call_id, request.tool_name};
+    }
+    if (request.stream) co_return co_await SendResponsesStream(response, fault);
+    std::string body;
+    responses::AppendResponse(body, response);
+    co_return co_await ReplyProvider(200, std::move(body), fault);
+}
+
+// The Responses API's event sequence (responses_wire.h). "Chunks" of the *_after_chunks keys are
+// the delta events: response.output_text.delta per word, or the function call's argument deltas.
+template <class AsyncStream>
+asio::awaitable<After> Session<AsyncStream>::SendResponsesStream(
+    const responses::Response& response, const FaultSpec* fault) {
+    responses::ResponseEvents events(response);
+    const milliseconds first_delay = fault ? fault->delay_first_chunk : milliseconds(0);
+    const milliseconds gap = fault ? fault->delay_chunks : milliseconds(0);
+    const int deltas = events.DeltaCount();
+    const std::optional<int> cut_after = fault ? fault->CutAfterChunks() : std::nullopt;
+    const int cut = cut_after ? std::min(deltas, *cut_after) : deltas + 1;
+
+    out_.clear();
+    AppendProviderHead(200, kEventStream, std::nullopt, fault);
+    bool ok = co_await Write();
+    if (!ok) co_return After::kGone;
+
+    for (int step = 0; ok && step < events.OpeningCount(); ++step) {
+        event_.clear();
+        events.AppendOpening(event_, step);
+        ok = co_await SendEvent(step == 0 ? first_delay : gap, false);
+    }
+    for (int i = 0; ok; ++i) {
+        if (i == cut) {
+            if (fault->reset_after_chunks) {
+                co_await Sleep(gap);
+                Reset();
+                co_return After::kGone;
+            }
+            if (fault->stall_after_chunks) {
+                co_await WaitForPeerClose();
+                co_return After::kGone;
+            }
+            if (fault->end_after_chunks) {
+                ok = co_await SendEnd(gap);
+                break;
+            }
+            // The named error's code and message, by default server_error's.
+            const int status = fault->error ? NamedErrorStatus(*fault->error) : 500;
+            const responses::StreamError error =
+                responses::StreamErrorOf(openai::ErrorBody(status, fault->error, exchange_.model));
+            event_.clear();
+            events.AppendError(event_, error.code, error.message);
+            ok = co_await SendEvent(gap, true);
+            break;
+        }
+        if (i == deltas) {
+            const int closing = events.ClosingCount();
+            for (int step = 0; ok && step < closing; ++step) {
+                event_.clear();
+                events.AppendClosing(event_, step);
+                ok = co_await SendEvent(gap, step + 1 == closing);
+            }
+            break;
+        }
+        event_.clear();
+        events.AppendDelta(event_, i);
+        ok = co_await SendEvent(gap, false);
+    }
+    if (!ok) co_return After::kGone;
+    co_return exchange_.keep_alive ? After::kKeepAlive : After::kClose;
+}
+
 // Frames event_ as one HTTP chunk (plus the last-chunk marker when `last`) and writes it alone,
 // after `delay`, so that delays between events are visible on the wire.
 template <class AsyncStream>
@@ -754,7 +909,8 @@ void Session<AsyncStream>::BeginExchange() {
     worker_.AppendId(exchange.request_id);
     exchange.path = PathOf(request().target());
     exchange.keep_alive = request().keep_alive();
-    exchange.anthropic = IsMessagesPath(exchange.path);
+    exchange.api = ApiOf(exchange.path).value_or(Api::kChat);
+    exchange.anthropic = exchange.api == Api::kMessages;
     exchange.model.clear();
     exchange.prompt_tokens = 1;
     exchange.output_tokens = 0;

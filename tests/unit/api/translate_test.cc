@@ -46,6 +46,16 @@ core::LocalError RefusedToOpenAi(std::string_view anthropic) {
     return std::get<core::LocalError>(std::move(result));
 }
 
+// A successful OpenAI answer translated for an Anthropic client; a refusal fails the test.
+json::object AnswerToAnthropic(const json::object& completion) {
+    auto result = OpenAiResponseToAnthropic(completion);
+    if (auto* error = std::get_if<core::LocalError>(&result)) {
+        ADD_FAILURE() << error->message;
+        return {};
+    }
+    return std::get<json::object>(std::move(result));
+}
+
 core::LocalError RefusedToAnthropic(std::string_view openai) {
     auto result = OpenAiRequestToAnthropic(Obj(openai), 1024);
     if (!std::holds_alternative<core::LocalError>(result)) {
@@ -471,7 +481,7 @@ TEST(TranslateResponseTest, AnthropicStopReasonsToFinishReasons) {
 }
 
 TEST(TranslateResponseTest, OpenAiToAnthropicTextAndToolCalls) {
-    const json::object out = OpenAiResponseToAnthropic(Obj(R"({
+    const json::object out = AnswerToAnthropic(Obj(R"({
         "id": "chatcmpl-9", "object": "chat.completion", "created": 1, "model": "gpt-4o",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": "Let me check.",
             "tool_calls": [{"id": "call_1", "type": "function",
@@ -498,7 +508,7 @@ TEST(TranslateResponseTest, OpenAiFinishReasonsToStopReasons) {
     for (const auto& [finish_reason, stop_reason] : cases) {
         json::object completion = Obj(R"({"id":"c","choices":[{"message":{"content":""}}]})");
         completion["choices"].as_array()[0].as_object()["finish_reason"] = finish_reason;
-        const json::object out = OpenAiResponseToAnthropic(completion);
+        const json::object out = AnswerToAnthropic(completion);
         EXPECT_EQ(out.at("stop_reason"), stop_reason);
         EXPECT_TRUE(out.at("content").as_array().empty());  // no empty text block
     }
@@ -512,7 +522,39 @@ TEST(TranslateResponseTest, MalformedResponsesDoNotCrash) {
     for (const char* body : bodies) {
         const json::object in = Obj(body);
         EXPECT_EQ(AnthropicResponseToOpenAi(in, 1700000000).at("object"), "chat.completion");
-        EXPECT_EQ(OpenAiResponseToAnthropic(in).at("type"), "message");
+        EXPECT_EQ(AnswerToAnthropic(in).at("type"), "message");
+    }
+}
+
+TEST(TranslateResponseTest, OpenAiContentPartsAnthropicCanExpress) {
+    const json::object out = AnswerToAnthropic(Obj(R"({"id":"c","choices":[{"message":{
+        "content":[{"type":"text","text":"Hi"},{"type":"text","text":""},
+                   {"type":"refusal","refusal":"No"}]},"finish_reason":"stop"}]})"));
+    EXPECT_EQ(out.at("content"),
+              json::parse(R"([{"type":"text","text":"Hi"},{"type":"text","text":"No"}])"));
+}
+
+// Content Anthropic cannot express used to be dropped (the text before it kept, the answer passed
+// on as whole); now the answer fails as an upstream protocol error naming what was refused.
+TEST(TranslateResponseTest, OpenAiContentAnthropicCannotExpressFailsTheAnswer) {
+    const std::pair<const char*, const char*> cases[] = {
+        {R"({"id":"c","choices":[{"message":{"content":[{"type":"text","text":"Hi"},
+            {"type":"audio","audio":{"data":"AAAA"}}]},"finish_reason":"stop"}]})",
+         "`audio`"},
+        {R"({"id":"c","choices":[{"message":{"content":[
+            {"type":"image_url","image_url":{"url":"https://example.com/a.png"}}]}}]})",
+         "`image_url`"},
+        {R"({"id":"c","choices":[{"message":{"content":[7]}}]})", "``"},
+        {R"({"id":"c","choices":[{"message":{"content":{"text":"Hi"}}}]})", "neither a string"},
+    };
+    for (const auto& [body, named] : cases) {
+        const auto result = OpenAiResponseToAnthropic(Obj(body));
+        const auto* error = std::get_if<core::LocalError>(&result);
+        ASSERT_NE(error, nullptr) << body;
+        EXPECT_EQ(error->kind, ErrorKind::kUpstreamProtocol) << body;
+        EXPECT_EQ(core::StatusOf(error->kind), 502u);
+        EXPECT_TRUE(error->param.empty()) << error->param;  // not the client's parameter
+        EXPECT_NE(error->message.find(named), std::string::npos) << error->message;
     }
 }
 

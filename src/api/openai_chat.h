@@ -13,8 +13,9 @@
 
 namespace switchyard::api {
 
-// The API a client or a deployment speaks.
-enum class Wire { kOpenAi, kAnthropic };
+// The API a client or a deployment speaks: OpenAI Chat Completions, Anthropic Messages, or
+// OpenAI's Responses API.
+enum class Wire { kOpenAi, kAnthropic, kResponses };
 
 // What a request asks for: a chat answer (chat completions or Anthropic messages) or embeddings.
 // A model group serves one of them (config::GroupMode).
@@ -38,6 +39,10 @@ struct ChatRequest {
     std::vector<std::string> models;  // `models`: groups in priority order (OpenRouter style)
     std::optional<std::vector<std::string>> fallbacks;  // `fallbacks`: overrides the group's
     bool has_gateway_fields = false;
+    // Responses clients: why the request cannot be carried to a deployment that speaks only
+    // Chat Completions or Anthropic Messages (`body` is then null); such a deployment answers it
+    // with this 400, one that speaks the Responses API gets `original` as sent.
+    std::optional<core::LocalError> cannot_cross;
 };
 
 // What a fallback entry changes in the request besides the model
@@ -48,6 +53,12 @@ struct RequestOverrides {
     // Stream upstream (with usage) although the client asked for one JSON body.
     bool stream_upstream = false;
 };
+
+// Reads an OpenAI Responses body (POST /v1/responses): `model` (or `models`, `fallbacks` as for
+// chat), `input` required, `stream`, `max_output_tokens`; `original` keeps the request (gateway
+// fields removed) and `body` its chat completions form when it has one (see cannot_cross;
+// api/responses.h lists what crosses).
+std::variant<ChatRequest, core::LocalError> ParseOpenAiResponses(std::string_view body);
 
 // A client's request body as a JSON object, or the 400 that says why it is not one.
 std::variant<boost::json::value, core::LocalError> ParseRequestObject(std::string_view body);

@@ -59,6 +59,10 @@ struct Deployment {
     double weight = 1.0;
     std::string ca_file;  // extra trust anchors for TLS; the system store is always used too
     std::string anthropic_version = "2023-06-01";  // the anthropic-version header (Anthropic)
+    // OpenAI: whether it also serves the Responses API (POST {base}/responses). Default: true for
+    // OpenAI's own endpoint, false for compatible servers (Responses requests are then translated
+    // to chat completions).
+    bool responses_api = false;
     double input_price = 0;   // per million input tokens, for the cheapest strategy
     double output_price = 0;  // per million output tokens
     DeploymentLimits limits;

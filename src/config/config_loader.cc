@@ -216,9 +216,10 @@ void ReadLog(Reader& r, const YAML::Node& node, LogConfig& log) {
 
 void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group, Deployment& out) {
     out.line = node.Mark().line + 1;
-    if (!r.CheckMap(node, "deployment of '" + group + "'",
-                    {"name", "provider", "model", "api_base", "api_key", "weight", "ca_file",
-                     "input_price", "output_price", "anthropic_version", "limits"})) {
+    if (!r.CheckMap(
+            node, "deployment of '" + group + "'",
+            {"name", "provider", "model", "api_base", "api_key", "weight", "ca_file", "input_price",
+             "output_price", "anthropic_version", "limits", "responses_api"})) {
         return;
     }
     std::string provider = "openai";
@@ -242,6 +243,12 @@ void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
     } else {
         r.Fail(node["api_base"].IsDefined() ? node["api_base"] : node,
                "invalid api_base '" + out.api_base + "': " + error);
+    }
+    out.responses_api =
+        out.provider == Provider::kOpenAi && out.base_url.HostHeader() == "api.openai.com";
+    r.Bool(node, "responses_api", out.responses_api);
+    if (out.responses_api && out.provider != Provider::kOpenAi) {
+        r.Fail(node["responses_api"], "'responses_api' is for OpenAI deployments");
     }
     r.SecretValue(node, "api_key", out.api_key);
     r.Number(node, "weight", out.weight);

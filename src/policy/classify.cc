@@ -25,7 +25,19 @@ ErrorFields ReadError(std::string_view body) {
     boost::system::error_code ec;
     const boost::json::value parsed = core::ParseJson(body, ec);
     if (ec || !parsed.is_object()) return f;
-    const boost::json::value* error = parsed.get_object().if_contains("error");
+    const boost::json::object* root = &parsed.get_object();
+    // The Responses API's stream: a failed response carries its error inside.
+    if (const boost::json::value* response = root->if_contains("response");
+        response != nullptr && response->is_object()) {
+        root = &response->get_object();
+    }
+    const boost::json::value* error = root->if_contains("error");
+    if (error == nullptr && StringAt(*root, "type") == "error") {
+        // The Responses API's flat error event: {"type":"error","code","message","param"}.
+        f.code = StringAt(*root, "code");
+        f.message = StringAt(*root, "message");
+        return f;
+    }
     if (error == nullptr || !error->is_object()) return f;
     const boost::json::object& e = error->get_object();
     f.code = StringAt(e, "code");

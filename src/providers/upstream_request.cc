@@ -24,6 +24,43 @@ void CommonHeaders(const api::ChatRequest& request, const api::RequestOverrides&
     out.headers.emplace_back("user-agent", user_agent);
 }
 
+// A Responses request for a deployment that speaks the Responses API: the client's request with
+// the deployment's model and a fallback entry's prompt (as `instructions`) and params.
+UpstreamRequest ResponsesRequest(const config::Deployment& deployment,
+                                 const api::ChatRequest& request, const std::string& client_body,
+                                 const api::RequestOverrides& overrides) {
+    UpstreamRequest out;
+    out.wire = api::Wire::kResponses;
+    out.target = deployment.base_url.path_prefix + "/responses";
+    if (request.model == deployment.model && !request.has_gateway_fields &&
+        !Overridden(overrides)) {
+        out.shared = &client_body;
+    } else {
+        boost::json::object body = request.original;
+        body["model"] = deployment.model;
+        if (overrides.system_prompt != nullptr && overrides.system_prompt->has_value()) {
+            body["instructions"] = **overrides.system_prompt;
+        }
+        if (overrides.params != nullptr) {
+            for (const auto& [name, json] : *overrides.params) {
+                boost::system::error_code ec;
+                boost::json::value value = core::ParseJson(json, ec);
+                if (ec) continue;
+                // Chat's max_tokens is the Responses API's max_output_tokens.
+                body[name == "max_tokens" || name == "max_completion_tokens" ? "max_output_tokens"
+                                                                             : name] =
+                    std::move(value);
+            }
+        }
+        out.rendered = boost::json::serialize(body);
+    }
+    CommonHeaders(request, overrides, out);
+    if (!deployment.api_key.Empty()) {
+        out.authorization = "Bearer " + deployment.api_key.Reveal();
+    }
+    return out;
+}
+
 UpstreamRequest OpenAiRequest(const config::Deployment& deployment, const api::ChatRequest& request,
                               const std::string& client_body,
                               const api::RequestOverrides& overrides) {
@@ -48,6 +85,7 @@ std::variant<UpstreamRequest, core::LocalError> AnthropicRequest(
     const config::Deployment& deployment, const api::ChatRequest& request,
     const std::string& client_body, const api::RequestOverrides& overrides) {
     UpstreamRequest out;
+    out.wire = api::Wire::kAnthropic;
     out.target = deployment.base_url.path_prefix + "/messages";
     if (request.wire == api::Wire::kAnthropic && !Overridden(overrides)) {
         // The client speaks Anthropic already: its request, with the deployment's model.
@@ -91,6 +129,17 @@ std::variant<UpstreamRequest, core::LocalError> AnthropicRequest(
 std::variant<UpstreamRequest, core::LocalError> BuildUpstreamRequest(
     const config::Deployment& deployment, const api::ChatRequest& request,
     const std::string& client_body, const api::RequestOverrides& overrides) {
+    if (request.wire == api::Wire::kResponses) {
+        if (deployment.provider == config::Provider::kOpenAi && deployment.responses_api) {
+            return ResponsesRequest(deployment, request, client_body, overrides);
+        }
+        if (request.cannot_cross) {
+            core::LocalError error = *request.cannot_cross;
+            error.message = "Deployment '" + deployment.name +
+                            "' does not speak the Responses API: " + error.message;
+            return error;
+        }
+    }
     switch (deployment.provider) {
         case config::Provider::kOpenAi:
             return OpenAiRequest(deployment, request, client_body, overrides);

@@ -22,6 +22,7 @@ struct UpstreamRequest {
     std::string authorization;  // `Authorization` value, when the deployment has an OpenAI key
     std::string rendered;
     const std::string* shared = nullptr;
+    api::Wire wire = api::Wire::kOpenAi;  // the API the request (and so its answer) speaks
 
     std::string_view Body() const { return shared != nullptr ? *shared : rendered; }
 };
@@ -37,7 +38,7 @@ std::variant<UpstreamRequest, core::LocalError> BuildUpstreamRequest(
     const config::Deployment& deployment, const api::ChatRequest& request,
     const std::string& client_body, const api::RequestOverrides& overrides = {});
 
-// The API a deployment speaks.
+// The API a deployment speaks for chat (its Responses API aside).
 api::Wire WireOf(config::Provider provider);
 
 // The response header that carries the provider's request id (x-request-id for OpenAI,

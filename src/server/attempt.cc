@@ -60,7 +60,7 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
                                        routing::PlannedGroup stage) {
     ServerContext& context = ctx.Context();
     AttemptEnd end;
-    end.upstream = providers::WireOf(deployment.provider);
+    end.upstream = providers::WireOf(deployment.provider);  // until the request says more
     ctx.model_group = stage.group->name;
     ctx.deployment = deployment.name;
     ctx.model = deployment.model;
@@ -87,6 +87,7 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     }
     const providers::UpstreamRequest& upstream_request =
         std::get<providers::UpstreamRequest>(built);
+    end.upstream = upstream_request.wire;
     upstream::UpstreamCall call(ctx.worker.pool, context.clock);
     const TrackedBy<upstream::UpstreamCall> tracked(setup.client, call);
     // The request's deadline bounds everything before the upstream starts answering; an answer
@@ -115,7 +116,8 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     if (success && content_type.starts_with("text/event-stream")) {
         StreamOptions options{setup.background, t.first_token, t.chunk, t.pings_are_progress,
                               setup.stream_upstream};
-        options.upstream = providers::WireOf(deployment.provider);
+        options.upstream = upstream_request.wire;
+        options.request = &setup.request.original;
         options.front = setup.request.wire;
         options.include_usage = setup.request.include_usage;
         const StreamResult stream = co_await RelayStream(ctx, call, options);
@@ -159,11 +161,11 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
                 policy::Classify({policy::Transport::kTruncated}, context.clock.WallNow());
             co_return end;
         }
-        api::Wire wire = providers::WireOf(deployment.provider);
+        api::Wire wire = upstream_request.wire;
         if (wire != setup.request.wire) {
             // Translated before anything is committed: a refusal fails this attempt over.
-            auto translated =
-                TranslateBody(body, end.status, wire, setup.request.wire, UnixNow(ctx));
+            auto translated = TranslateBody(body, end.status, wire, setup.request.wire,
+                                            UnixNow(ctx), &setup.request.original);
             if (auto* error = std::get_if<core::LocalError>(&translated)) {
                 end.status = 0;
                 end.error = std::move(*error);

@@ -10,8 +10,10 @@
 
 #include "api/local_reply.h"
 #include "api/openai_chat.h"
+#include "api/responses.h"
 #include "api/translate.h"
 #include "api/usage.h"
+#include "core/json.h"
 #include "core/sse_parser.h"
 #include "core/time_format.h"
 #include "engine/decide.h"
@@ -400,6 +402,25 @@ std::string StaticInAnthropic(const std::string& openai, bool stream, std::int64
     return out;
 }
 
+// The static degradation, rendered for a Responses client.
+std::string StaticInResponses(const std::string& openai, bool stream, std::int64_t created,
+                              const boost::json::object& request) {
+    if (!stream) {
+        // Switchyard's own completion: always a JSON object.
+        boost::system::error_code ec;
+        const boost::json::value completion = core::ParseJson(openai, ec);
+        return boost::json::serialize(
+            api::ChatAnswerToResponse(completion.as_object(), request, created));
+    }
+    api::ChatToResponsesStream translate(request, created);
+    core::SseParser sse;
+    core::SseEvent event;
+    std::string out;
+    sse.Feed(openai);
+    while (sse.Next(event)) translate.Feed(event.name, event.data, out);
+    return out;
+}
+
 // The answer when the engine gave up: a static degradation, or an error that lists every attempt
 // with the status of the last upstream answer (502/504 when there was none), told not to retry
 // (x-should-retry: false: the gateway already did) and when some deployment can serve again.
@@ -481,6 +502,9 @@ asio::awaitable<void> WriteUnanswered(RequestContext& ctx, Walk* walk,
                                          .count();
         std::string body = api::RenderOpenAiStaticCompletion(degradation.content, created, stream);
         if (ctx.wire == api::Wire::kAnthropic) body = StaticInAnthropic(body, stream, created);
+        if (ctx.wire == api::Wire::kResponses) {
+            body = StaticInResponses(body, stream, created, walk->setup.request.original);
+        }
         ctx.error = "degraded: every target failed";
         ctx.deployment.clear();
         ctx.model = "switchyard-degraded";
@@ -521,6 +545,12 @@ asio::awaitable<void> ServeMessages(RequestContext& ctx) {
     return Serve(ctx);
 }
 
+asio::awaitable<void> ServeResponses(RequestContext& ctx) {
+    ctx.record.route = "responses";
+    ctx.wire = api::Wire::kResponses;
+    return Serve(ctx);
+}
+
 asio::awaitable<void> ServeEmbeddings(RequestContext& ctx) {
     ctx.record.route = "embeddings";
     ctx.endpoint = api::Endpoint::kEmbeddings;
@@ -535,7 +565,8 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
     ctx.record.bytes_in = ctx.request.body().size();
     // Owned here for the whole request: the parsed request may keep a view of it.
     const std::string client_body = std::move(ctx.request.body());
-    auto parsed = ctx.wire == api::Wire::kAnthropic ? api::ParseAnthropicMessages(client_body)
+    auto parsed = ctx.wire == api::Wire::kAnthropic   ? api::ParseAnthropicMessages(client_body)
+                  : ctx.wire == api::Wire::kResponses ? api::ParseOpenAiResponses(client_body)
                   : ctx.endpoint == api::Endpoint::kEmbeddings
                       ? api::ParseOpenAiEmbeddings(client_body)
                       : api::ParseOpenAiChat(client_body);
@@ -592,8 +623,10 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
     }
     const Clock::time_point deadline = context.clock.Now() + options.deadline;
     const ClientWatchScope client(ClientWatch::Start(ctx));
+    // A long Responses request is not assembled from a stream: its answer has its own shape.
+    const bool stream_upstream = options.stream_upstream && request.wire != api::Wire::kResponses;
     const AttemptSetup setup{request,          client_body,        deadline,
-                             options.timeouts, options.background, options.stream_upstream,
+                             options.timeouts, options.background, stream_upstream,
                              &*client};
     Walk walk{setup,
               context.client_budgets.For(ClientCredential(ctx.request)),

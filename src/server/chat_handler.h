@@ -20,4 +20,9 @@ asio::awaitable<void> ServeMessages(RequestContext& ctx);
 // `mode: embeddings` (OpenAI-compatible deployments; answers pass through as they come).
 asio::awaitable<void> ServeEmbeddings(RequestContext& ctx);
 
+// POST /v1/responses: OpenAI's Responses API through the same engine. Deployments that speak it
+// get the request as sent; others get it translated to chat completions (and on to Anthropic
+// Messages), answers and streams translated back (api/responses.h).
+asio::awaitable<void> ServeResponses(RequestContext& ctx);
+
 }  // namespace switchyard::server

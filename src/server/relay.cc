@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <optional>
 
+#include "api/responses.h"
 #include "api/stream_assembler.h"
 #include "api/stream_events.h"
 #include "api/translate.h"
@@ -48,17 +49,30 @@ std::int64_t UnixNow(const RequestContext& ctx) {
 
 std::variant<std::string, core::LocalError> TranslateBody(std::string_view body, unsigned status,
                                                           api::Wire from, api::Wire to,
-                                                          std::int64_t created) {
+                                                          std::int64_t created,
+                                                          const boost::json::object* request) {
     if (from == to) return std::string(body);
     if (status < 200 || status >= 300) {
-        return from == api::Wire::kAnthropic ? api::AnthropicErrorToOpenAi(body, status)
-                                             : api::OpenAiErrorToAnthropic(body, status);
+        // The Responses API uses the chat envelope for HTTP errors.
+        if (from == api::Wire::kAnthropic) return api::AnthropicErrorToOpenAi(body, status);
+        if (to == api::Wire::kAnthropic) return api::OpenAiErrorToAnthropic(body, status);
+        return std::string(body);
     }
     boost::system::error_code ec;
     boost::json::value parsed = core::ParseJson(body, ec);
     if (ec || !parsed.is_object()) {
         return core::LocalError{core::ErrorKind::kUpstreamProtocol,
                                 "The upstream answer is not a JSON object."};
+    }
+    if (to == api::Wire::kResponses) {
+        // Chat completions (or Anthropic, by way of them) as a Responses response.
+        const boost::json::object completion =
+            from == api::Wire::kAnthropic
+                ? api::AnthropicResponseToOpenAi(parsed.get_object(), created)
+                : parsed.get_object();
+        static const boost::json::object kNoRequest;
+        return boost::json::serialize(api::ChatAnswerToResponse(
+            completion, request != nullptr ? *request : kNoRequest, created));
     }
     if (from == api::Wire::kAnthropic) {
         return boost::json::serialize(api::AnthropicResponseToOpenAi(parsed.get_object(), created));
@@ -125,6 +139,10 @@ asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
 }
 
 std::string StreamErrorEvent(api::Wire front, std::string_view message) {
+    if (front == api::Wire::kResponses) {
+        // Its sequence is the stream's; the relay does not count a stream it passes through.
+        return api::ResponsesErrorEvent("stream_interrupted", message, 0);
+    }
     if (front == api::Wire::kAnthropic) {
         boost::json::object error{
             {"type", "api_error"},
@@ -152,19 +170,37 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
     // mode the events become OpenAI chunks, the assembler's input.
     std::optional<api::AnthropicToOpenAiStream> to_openai;
     std::optional<api::OpenAiToAnthropicStream> to_anthropic;
+    std::optional<api::ChatToResponsesStream> to_responses;
+    const bool responses_front = options.front == api::Wire::kResponses && !options.assemble;
     if (options.upstream == api::Wire::kAnthropic &&
-        (options.front == api::Wire::kOpenAi || options.assemble)) {
-        to_openai.emplace(options.include_usage || options.assemble, UnixNow(ctx));
+        (options.front != api::Wire::kAnthropic || options.assemble)) {
+        to_openai.emplace(options.include_usage || options.assemble || responses_front,
+                          UnixNow(ctx));
     } else if (options.upstream == api::Wire::kOpenAi && options.front == api::Wire::kAnthropic &&
                !options.assemble) {
         to_anthropic.emplace();
     }
-    const bool translating = to_openai || to_anthropic;
+    if (responses_front && options.upstream != api::Wire::kResponses) {
+        static const boost::json::object kNoRequest;
+        to_responses.emplace(options.request != nullptr ? *options.request : kNoRequest,
+                             UnixNow(ctx));
+    }
+    const bool translating = to_openai || to_anthropic || to_responses;
+    core::SseParser chained;  // chat chunks on their way from Anthropic to the Responses API
+    core::SseEvent link;
+    std::string chunks;
     auto emit = [&](const core::SseEvent& e, std::string& destination) {
-        if (to_openai) {
+        if (to_openai && to_responses) {
+            chunks.clear();
+            to_openai->Feed(e.name, e.data, chunks);
+            chained.Feed(chunks);
+            while (chained.Next(link)) to_responses->Feed(link.name, link.data, destination);
+        } else if (to_openai) {
             to_openai->Feed(e.name, e.data, destination);
         } else if (to_anthropic) {
             to_anthropic->Feed(e.name, e.data, destination);
+        } else if (to_responses) {
+            to_responses->Feed(e.name, e.data, destination);
         } else {
             destination.append(e.raw);
         }

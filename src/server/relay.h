@@ -1,5 +1,6 @@
 #pragma once
 
+#include <boost/json/object.hpp>
 #include <chrono>
 #include <string>
 #include <variant>
@@ -16,9 +17,10 @@ void SetServedHeaders(const RequestContext& ctx, http::fields& fields);
 // A whole response body of API `from` in API `to`: success bodies and error envelopes. `created`
 // is the Unix time a translated chat.completion carries. An error envelope always translates; a
 // success body the client's API cannot express is a kUpstreamProtocol error, never a silent loss.
-std::variant<std::string, core::LocalError> TranslateBody(std::string_view body, unsigned status,
-                                                          api::Wire from, api::Wire to,
-                                                          std::int64_t created);
+// `request` is the client's request, which a Responses answer echoes (null: an empty one).
+std::variant<std::string, core::LocalError> TranslateBody(
+    std::string_view body, unsigned status, api::Wire from, api::Wire to, std::int64_t created,
+    const boost::json::object* request = nullptr);
 
 // The Unix time translated answers carry as `created`.
 std::int64_t UnixNow(const RequestContext& ctx);
@@ -44,9 +46,10 @@ struct StreamOptions {
     // Answer with one chat.completion assembled from the stream (the client did not ask for a
     // stream; it was streamed upstream because it may run long). Implies background.
     bool assemble = false;
-    api::Wire upstream = api::Wire::kOpenAi;  // what the deployment speaks
-    api::Wire front = api::Wire::kOpenAi;     // what the client speaks
-    bool include_usage = false;               // the client asked for OpenAI's usage chunk
+    api::Wire upstream = api::Wire::kOpenAi;       // what the deployment speaks
+    api::Wire front = api::Wire::kOpenAi;          // what the client speaks
+    bool include_usage = false;                    // the client asked for OpenAI's usage chunk
+    const boost::json::object* request = nullptr;  // the client's request (Responses echoes it)
 };
 
 // How a relayed stream ended. A failure before the commit point fails the attempt (nothing went

@@ -22,7 +22,17 @@ using RequestParser = http::request_parser<http::string_body, RequestAllocator>;
 struct Route {
     std::string_view path;
     http::verb method;
-    enum Kind { kChat, kMessages, kEmbeddings, kModels, kLive, kReady, kMetrics, kStatus } kind;
+    enum Kind {
+        kChat,
+        kMessages,
+        kEmbeddings,
+        kResponses,
+        kModels,
+        kLive,
+        kReady,
+        kMetrics,
+        kStatus
+    } kind;
 };
 
 constexpr Route kRoutes[] = {
@@ -31,6 +41,8 @@ constexpr Route kRoutes[] = {
     {"/v1/messages", http::verb::post, Route::kMessages},
     {"/v1/embeddings", http::verb::post, Route::kEmbeddings},
     {"/embeddings", http::verb::post, Route::kEmbeddings},
+    {"/v1/responses", http::verb::post, Route::kResponses},
+    {"/responses", http::verb::post, Route::kResponses},
     {"/v1/models", http::verb::get, Route::kModels},
     {"/models", http::verb::get, Route::kModels},
     {"/health/live", http::verb::get, Route::kLive},
@@ -102,6 +114,9 @@ asio::awaitable<void> Dispatch(RequestContext& ctx) {
             break;
         case Route::kEmbeddings:
             co_await ServeEmbeddings(ctx);
+            break;
+        case Route::kResponses:
+            co_await ServeResponses(ctx);
             break;
         case Route::kModels:
             co_await ServeModels(ctx);

@@ -15,7 +15,9 @@ before(async () => {
   gateway = await startGateway(`
 retry: {base_ms: 10, cap_ms: 50}
 models:
-${group('gpt-4o-mini', mock.port, 'gpt-4o-mini-2024-07-18')}  - name: text-embedding-3-small
+${group('gpt-4o-mini', mock.port, 'gpt-4o-mini-2024-07-18')}  - name: responses-native
+    deployments: [{model: gpt-4.1, api_base: "http://127.0.0.1:${mock.port}/v1", responses_api: true}]
+  - name: text-embedding-3-small
     mode: embeddings
     deployments: [{model: text-embedding-3-small, api_base: "http://127.0.0.1:${mock.port}/v1"}]
 `);
@@ -63,7 +65,7 @@ test('chat.completions.create, streaming with usage', async () => {
 test('models.list returns the model groups', async () => {
   const ids = [];
   for await (const model of client.models.list()) ids.push(model.id);
-  assert.deepEqual(ids, ['gpt-4o-mini', 'text-embedding-3-small']);
+  assert.deepEqual(ids, ['gpt-4o-mini', 'responses-native', 'text-embedding-3-small']);
 });
 
 test('gateway errors surface as the SDK error classes', async () => {
@@ -105,4 +107,40 @@ test('embeddings.create: one vector per input, as floats (the SDK asks for base6
   assert.notDeepEqual(data.data[0].embedding, data.data[1].embedding);
   assert.ok(data.usage.prompt_tokens > 0);
   assert.equal(response.headers.get('x-switchyard-model-group'), 'text-embedding-3-small');
+});
+
+test('responses.create: a deployment that speaks it, and one that needs translation', async () => {
+  for (const [model, upstream] of [['responses-native', 'gpt-4.1'],
+                                   ['gpt-4o-mini', 'gpt-4o-mini-2024-07-18']]) {
+    const { data, response } = await client.responses
+      .create({ model, instructions: 'Be brief.', input: 'Hello' })
+      .withResponse();
+    assert.equal(data.object, 'response');
+    assert.equal(data.status, 'completed');
+    assert.equal(data.output_text, `Mock reply from ${upstream}.`);
+    assert.equal(data.instructions, 'Be brief.');
+    assert.ok(data.usage.input_tokens > 0 && data.usage.output_tokens > 0);
+    assert.equal(response.headers.get('x-switchyard-model-group'), model);
+  }
+});
+
+test('responses.stream: events and the final response, translated from chat completions', async () => {
+  const stream = client.responses.stream({ model: 'gpt-4o-mini', input: 'Hello' });
+  const deltas = [];
+  stream.on('response.output_text.delta', (event) => deltas.push(event.delta));
+  const final = await stream.finalResponse();
+  assert.equal(deltas.join(''), 'Mock reply from gpt-4o-mini-2024-07-18.');
+  assert.equal(final.output_text, 'Mock reply from gpt-4o-mini-2024-07-18.');
+  assert.equal(final.status, 'completed');
+  assert.ok(final.usage.output_tokens > 0);
+});
+
+test('responses.create with previous_response_id on a chat-only deployment: a 400 naming it', async () => {
+  await assert.rejects(
+    client.responses.create({ model: 'gpt-4o-mini', input: 'Hi', previous_response_id: 'resp_1' }),
+    (err) => {
+      assert.ok(err instanceof OpenAI.BadRequestError, err.constructor.name);
+      assert.equal(err.param, 'previous_response_id');
+      return true;
+    });
 });

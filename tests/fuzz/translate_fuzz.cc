@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/responses.h"
 #include "api/stream_events.h"
 #include "api/translate.h"
 #include "core/json.h"
@@ -41,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     boost::system::error_code ec;
     const boost::json::value parsed = core::ParseJson(text, ec);
     const bool object = !ec && parsed.is_object();
-    switch (data[0] % 7) {
+    switch (data[0] % 9) {
         case 0:
             if (object) (void)api::AnthropicRequestToOpenAi(parsed.get_object());
             break;
@@ -77,6 +78,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 (void)api::CarriesContent(e);
                 stream.Feed(e.name, e.data, out);
             }
+            ExpectEvents(out);
+            break;
+        }
+        case 7:
+            if (object) {
+                const auto chat = api::ResponsesRequestToChat(parsed.get_object());
+                if (const auto* request = std::get_if<boost::json::object>(&chat)) {
+                    ExpectJson(boost::json::serialize(*request));
+                }
+                ExpectJson(boost::json::serialize(
+                    api::ChatAnswerToResponse(parsed.get_object(), parsed.get_object(), 1)));
+            }
+            break;
+        case 8: {
+            api::ChatToResponsesStream stream(boost::json::object{}, 1700000000);
+            core::SseParser parser;
+            parser.Feed(text);
+            core::SseEvent e;
+            std::string out;
+            while (parser.Next(e)) stream.Feed(e.name, e.data, out);
             ExpectEvents(out);
             break;
         }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -23,7 +24,7 @@
 #include "limits/lanes.h"
 #include "observe/access_log.h"
 #include "observe/metrics.h"
-#include "routing/deployment_health.h"
+#include "server/runtime.h"
 #include "server/server.h"
 #include "upstream/tls_contexts.h"
 
@@ -118,22 +119,6 @@ int Check(const std::string& path) {
     return 0;
 }
 
-routing::HealthOptions HealthOptionsOf(const config::Config& config) {
-    const config::HealthConfig& h = config.health;
-    routing::HealthOptions options;
-    options.cooldown = {h.allowed_fails, h.window, h.cooldown};
-    options.breaker = {h.breaker_consecutive_failures,
-                       h.breaker_failure_rate,
-                       h.breaker_minimum_calls,
-                       h.window,
-                       h.breaker_open,
-                       h.breaker_half_open_probes,
-                       h.breaker_success_threshold};
-    options.budget_max_tokens = config.retry.budget_max_tokens;
-    options.budget_token_ratio = config.retry.budget_token_ratio;
-    return options;
-}
-
 int Serve(const std::vector<std::string_view>& args) {
     std::optional<std::string> config_path;
     std::optional<std::string> listen;
@@ -181,14 +166,42 @@ int Serve(const std::vector<std::string_view>& args) {
         fmt::print(stderr, "switchyard: {}\n", e.what());
         return 1;
     }
-    routing::DeploymentHealth health(config->deployment_count, HealthOptionsOf(*config));
     limits::ClientBudgets client_budgets(config->retry.budget_max_tokens,
                                          config->retry.budget_token_ratio);
     limits::ClientKeys keys(config->keys);
-    limits::Headroom headroom(*config, clock.Now());
-    limits::Lanes lanes(config->limits.lanes);
-    server::ServerContext context{config, clock,          metrics, *access_log, *tls,
-                                  health, client_budgets, keys,    headroom,    lanes};
+    server::RuntimeSlot runtime(server::BuildRuntime(config, clock.Now(), nullptr));
+    // A reload reads the same file with the same command-line overrides; what only a restart
+    // changes (listen, workers, the access log, retry.budget) keeps its start-up value.
+    std::mutex reloading;
+    const auto reload = [&]() -> server::ReloadResult {
+        std::lock_guard lock(reloading);
+        server::ReloadResult result;
+        if (!config_path) {
+            result.problems.push_back("serving the embedded config: there is no file to reload");
+            return result;
+        }
+        config::LoadResult fresh = LoadAnyConfig(*config_path, env);
+        for (const auto& problem : fresh.problems) result.problems.push_back(problem.ToString());
+        if (!result.problems.empty()) return result;
+        auto next = std::make_shared<config::Config>(*fresh.config);
+        const std::shared_ptr<server::Runtime> current = runtime.Current();
+        next->server.listen_host = current->config->server.listen_host;
+        next->server.listen_port = current->config->server.listen_port;
+        next->server.workers = current->config->server.workers;
+        try {
+            tls->Load(*next);
+        } catch (const std::exception& e) {
+            result.problems.push_back(e.what());
+            return result;
+        }
+        for (const auto& group : next->models) result.deployments += group.deployments.size();
+        result.models = next->models.size();
+        keys.Reload(next->keys);
+        runtime.Replace(server::BuildRuntime(std::move(next), clock.Now(), current.get()));
+        return result;
+    };
+    server::ServerContext context{runtime, clock,          metrics, *access_log,
+                                  *tls,    client_budgets, keys,    reload};
     auto server = std::make_unique<server::Server>(context);
     try {
         server->Listen();

@@ -133,6 +133,36 @@ bool ClientKeys::Remove(std::string_view name) {
     return false;
 }
 
+namespace {
+
+bool SamePolicy(const config::ClientKey& a, const config::ClientKey& b) {
+    return a.name == b.name && a.sha256 == b.sha256 && a.rpm == b.rpm && a.tpm == b.tpm &&
+           a.monthly_budget == b.monthly_budget && a.models == b.models && a.lane == b.lane &&
+           a.fallbacks == b.fallbacks && a.stream_mode == b.stream_mode &&
+           a.slow_start == b.slow_start;
+}
+
+}  // namespace
+
+void ClientKeys::Reload(const std::vector<config::ClientKey>& keys) {
+    std::unique_lock lock(mutex_);
+    std::unordered_map<std::string, std::shared_ptr<ClientKeyState>> next;
+    for (const auto& [hash, state] : by_hash_) {
+        if (!state->FromConfig()) next.emplace(hash, state);
+    }
+    for (const config::ClientKey& key : keys) {
+        const auto it = by_hash_.find(key.sha256);
+        if (it != by_hash_.end() && it->second->FromConfig() &&
+            SamePolicy(it->second->Policy(), key)) {
+            next[key.sha256] = it->second;
+        } else {
+            next[key.sha256] = std::make_shared<ClientKeyState>(key, /*from_config=*/true);
+        }
+    }
+    by_hash_ = std::move(next);
+    count_ = by_hash_.size();
+}
+
 std::vector<std::shared_ptr<ClientKeyState>> ClientKeys::List() const {
     std::shared_lock lock(mutex_);
     std::vector<std::shared_ptr<ClientKeyState>> out;

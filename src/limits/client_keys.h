@@ -88,6 +88,9 @@ class ClientKeys final {
     // already.
     std::shared_ptr<ClientKeyState> Add(config::ClientKey key, std::string& error);
     bool Remove(std::string_view name);
+    // A reloaded config's keys replace the config's earlier ones; keys added at runtime stay. A
+    // key whose name, hash and limits did not change keeps its counters (its minute and month).
+    void Reload(const std::vector<config::ClientKey>& keys);
     std::vector<std::shared_ptr<ClientKeyState>> List() const;
 
   private:

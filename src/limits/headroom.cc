@@ -55,6 +55,17 @@ Headroom::Headroom(const config::Config& config, TimePoint now) : burst_(config.
     }
 }
 
+void Headroom::CarryOver(const Headroom& old, std::size_t from, std::size_t to) {
+    const Entry& source = *old.entries_[from];
+    Entry& target = *entries_[to];
+    std::scoped_lock lock(source.mutex, target.mutex);
+    if (source.provider != target.provider) return;
+    target.requests = source.requests;
+    target.tokens = source.tokens;
+    target.input_tokens = source.input_tokens;
+    target.output_tokens = source.output_tokens;
+}
+
 TokenBucket Headroom::Bucket(std::int64_t per_minute, TimePoint now) const {
     if (per_minute <= 0) return {};
     const double capacity = static_cast<double>(per_minute) * burst_.count() /

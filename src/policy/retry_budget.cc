@@ -25,4 +25,9 @@ double RetryBudget::Tokens() const {
     return static_cast<double>(tokens_.load(std::memory_order_relaxed)) / kScale;
 }
 
+void RetryBudget::Set(double tokens) {
+    const auto scaled = static_cast<std::int64_t>(tokens * kScale);
+    tokens_.store(std::clamp<std::int64_t>(scaled, 0, max_), std::memory_order_relaxed);
+}
+
 }  // namespace switchyard::policy

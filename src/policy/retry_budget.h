@@ -18,6 +18,8 @@ class RetryBudget final {
     void OnSuccess();
     bool CanRetry() const;
     double Tokens() const;
+    // Takes over another budget's level (a config reload keeps a deployment's budget).
+    void Set(double tokens);
 
   private:
     static constexpr std::int64_t kScale = 1000;  // tokens are kept in thousandths

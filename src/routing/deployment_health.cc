@@ -161,6 +161,22 @@ void DeploymentHealth::Disable(std::size_t index, TimePoint until, std::string r
     e.disabled_reason = std::move(reason);
 }
 
+void DeploymentHealth::CarryOver(const DeploymentHealth& old, std::size_t from, std::size_t to) {
+    const Entry& source = *old.entries_[from];
+    Entry& target = *entries_[to];
+    std::scoped_lock lock(source.mutex, target.mutex);
+    target.rate_limited_until = source.rate_limited_until;
+    target.disabled_until = source.disabled_until;
+    target.disabled_reason = source.disabled_reason;
+    target.cooldown = source.cooldown;
+    target.breaker = source.breaker;
+    target.ewma_ttft_ms = source.ewma_ttft_ms;
+    target.last_error_class = source.last_error_class;
+    target.last_error_at = source.last_error_at;
+    target.headroom = source.headroom;
+    target.budget->Set(source.budget->Tokens());
+}
+
 void DeploymentHealth::Enable(std::size_t index) {
     Entry& e = *entries_[index];
     std::lock_guard lock(e.mutex);

@@ -96,6 +96,11 @@ class DeploymentHealth final {
     // Not tried again before `until` by any request. Extends, never shortens.
     void RateLimitedUntil(std::size_t index, TimePoint until);
     void Disable(std::size_t index, TimePoint until, std::string reason);
+    // A config reload: deployment `to` takes over what `old` knew about its deployment `from`
+    // (the same name): rate limit, cooldown, breaker, spend-cap disable, latency, last error,
+    // headroom report and retry budget. In-flight counts stay with `old`.
+    void CarryOver(const DeploymentHealth& old, std::size_t from, std::size_t to);
+
     // An operator's re-enable: clears the disabled mark, the cooldown and the breaker.
     void Enable(std::size_t index);
 

@@ -127,7 +127,7 @@ asio::awaitable<void> ServeStatus(RequestContext& ctx) {
     boost::json::array deployments;
     for (const auto& group : ctx.Config().models) {
         for (const auto& d : group.deployments) {
-            const routing::DeploymentSnapshot s = ctx.Context().health.Snapshot(d.index, now);
+            const routing::DeploymentSnapshot s = ctx.Health().Snapshot(d.index, now);
             boost::json::object o{
                 {"name", d.name},
                 {"model_group", group.name},
@@ -146,7 +146,7 @@ asio::awaitable<void> ServeStatus(RequestContext& ctx) {
             o["ewma_ttft_ms"] = s.ewma_ttft_ms < 0 ? boost::json::value(nullptr)
                                                    : boost::json::value(s.ewma_ttft_ms);
             o["headroom"] = Headroom(s.headroom);
-            o["buckets"] = Buckets(ctx.Context().headroom.Snapshot(d.index, now));
+            o["buckets"] = Buckets(ctx.Headroom().Snapshot(d.index, now));
             o["last_error_at"] =
                 s.last_error_at
                     ? boost::json::value(boost::json::string(core::Rfc3339(*s.last_error_at)))
@@ -155,7 +155,7 @@ asio::awaitable<void> ServeStatus(RequestContext& ctx) {
         }
     }
     boost::json::array lanes;
-    const limits::Lanes& running = ctx.Context().lanes;
+    const limits::Lanes& running = ctx.Lanes();
     for (std::size_t i = 0; i < running.Size(); ++i) {
         const config::Lane& lane = running.Config(i);
         lanes.push_back(boost::json::object{{"name", lane.name},
@@ -180,7 +180,7 @@ asio::awaitable<void> ServeEnable(RequestContext& ctx, std::string_view name) {
     for (const auto& group : ctx.Config().models) {
         for (const auto& d : group.deployments) {
             if (d.name != name) continue;
-            ctx.Context().health.Enable(d.index);
+            ctx.Health().Enable(d.index);
             std::string body = boost::json::serialize(boost::json::object{{"enabled", d.name}});
             co_await WriteBody(ctx, std::move(body), "application/json");
             co_return;
@@ -202,6 +202,27 @@ asio::awaitable<void> ServeMetrics(RequestContext& ctx) {
     }
     std::string body = ctx.Context().metrics.Render();
     co_await WriteBody(ctx, std::move(body), "text/plain; version=0.0.4");
+}
+
+asio::awaitable<void> ServeReload(RequestContext& ctx) {
+    ctx.record.route = "admin";
+    if (const auto denied = CheckMasterKey(ctx)) {
+        co_await WriteLocalError(ctx, *denied);
+        co_return;
+    }
+    const ReloadResult result = ctx.Context().reload();
+    ReportReload("admin", result);
+    if (!result.problems.empty()) {
+        core::LocalError error{core::ErrorKind::kInvalidRequest,
+                               "The config was not reloaded; the running one keeps serving. " +
+                                   std::to_string(result.problems.size()) +
+                                   " problem(s): " + result.problems.front()};
+        co_await WriteLocalError(ctx, error);
+        co_return;
+    }
+    std::string body = boost::json::serialize(boost::json::object{
+        {"reloaded", true}, {"model_groups", result.models}, {"deployments", result.deployments}});
+    co_await WriteBody(ctx, std::move(body), "application/json");
 }
 
 }  // namespace switchyard::server

@@ -24,6 +24,11 @@ asio::awaitable<void> ServeMetrics(RequestContext& ctx);
 // disabled states with their end times, in-flight attempts, latency, last error, retry budget.
 asio::awaitable<void> ServeStatus(RequestContext& ctx);
 
+// POST /admin/reload (master key): loads the config file again, validates it fully and swaps it
+// in for new requests; 200 with the new groups' and deployments' counts, or 400 listing every
+// problem (the old config keeps serving).
+asio::awaitable<void> ServeReload(RequestContext& ctx);
+
 // POST /admin/deployments/{name}/enable (master key): an operator re-enables a deployment that
 // a spend cap disabled (also clears its cooldown, breaker and rate limit).
 asio::awaitable<void> ServeEnable(RequestContext& ctx, std::string_view name);

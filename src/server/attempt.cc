@@ -26,7 +26,7 @@ std::optional<std::string_view> HeaderValue(const upstream::ResponseHeader& head
 
 // The provider's rate-limit headers on an answer: what /status shows and what corrects the
 // deployment's headroom.
-void NoteRateLimitHeaders(ServerContext& context, const config::Deployment& deployment,
+void NoteRateLimitHeaders(RequestContext& ctx, const config::Deployment& deployment,
                           const upstream::ResponseHeader& header) {
     std::vector<policy::HeaderField> fields;
     fields.reserve(12);  // both providers send at most 12
@@ -38,10 +38,11 @@ void NoteRateLimitHeaders(ServerContext& context, const config::Deployment& depl
         }
     }
     if (fields.empty()) return;
+    const core::Clock& clock = ctx.Context().clock;
     const policy::RateLimitHeaders reported =
-        policy::ParseRateLimitHeaders(fields, context.clock.WallNow());
-    context.health.NoteHeadroom(deployment.index, reported);
-    context.headroom.Correct(deployment.index, reported, context.clock.Now());
+        policy::ParseRateLimitHeaders(fields, clock.WallNow());
+    ctx.Health().NoteHeadroom(deployment.index, reported);
+    ctx.Headroom().Correct(deployment.index, reported, clock.Now());
 }
 
 // An error event inside a 200 stream, judged like the answer it stands for.
@@ -110,7 +111,7 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
         ctx.upstream_request_id = std::string(*id);
     }
     end.status = header.result_int();
-    NoteRateLimitHeaders(context, deployment, header);
+    NoteRateLimitHeaders(ctx, deployment, header);
     const bool success = end.status >= 200 && end.status < 300;
     const std::string_view content_type = header[http::field::content_type];
     if (success && content_type.starts_with("text/event-stream")) {

@@ -259,7 +259,7 @@ void RecordAttempt(RequestContext& ctx, Walk& walk, const config::Deployment& de
                    const routing::PlannedGroup& stage, AdmittedAttempt& admitted,
                    HeadroomReservation* headroom, const AttemptEnd& end) {
     ServerContext& context = ctx.Context();
-    routing::DeploymentHealth& health = context.health;
+    routing::DeploymentHealth& health = ctx.Health();
     if (headroom != nullptr) {
         headroom->Settle(end.answered, ctx.record.input_tokens, ctx.record.output_tokens);
     }
@@ -294,11 +294,11 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
                                           engine::AttemptState& state) {
     ServerContext& context = ctx.Context();
     const config::Config& config = ctx.Config();
-    routing::DeploymentHealth& health = context.health;
+    routing::DeploymentHealth& health = ctx.Health();
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     const std::function<double()> draw = [&] { return uniform(ctx.worker.rng); };
     std::vector<engine::TargetHealth> health_now(config.deployment_count);
-    QueueSlot queue(context.lanes, walk.lane);
+    QueueSlot queue(ctx.Lanes(), walk.lane);
     engine::Event event = engine::event::Start{};
     engine::Action client_gone;
     client_gone.kind = Kind::kDone;  // nobody to answer: the request ends here
@@ -323,16 +323,16 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
                 std::optional<HeadroomReservation> reserved;
                 if (config.limits.self_throttle) {
                     // Send only where the provider's limits leave room for this lane.
-                    const limits::Lanes::Grant grant = context.lanes.Share(walk.lane, now);
+                    const limits::Lanes::Grant grant = ctx.Lanes().Share(walk.lane, now);
                     const limits::HeadroomCost cost = limits::CostOf(
                         deployment.provider, walk.input_estimate, walk.setup.request.max_tokens);
-                    const milliseconds wait = context.headroom.TryReserve(
+                    const milliseconds wait = ctx.Headroom().TryReserve(
                         deployment.index, cost, grant.share, now, walk.lane, grant.ramp);
                     if (wait > milliseconds(0)) {
                         event = engine::event::NoHeadroom{wait};
                         break;
                     }
-                    reserved.emplace(context.headroom, context.clock, deployment.index, cost);
+                    reserved.emplace(ctx.Headroom(), context.clock, deployment.index, cost);
                 }
                 if (!health.Admit(deployment.index, now)) {
                     // Another request took the last half-open probe slot (the reservation goes
@@ -640,7 +640,7 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
     engine::AttemptState state(
         options.policy,
         Stages(routing::PlanGroups(config, requested, request.fallbacks, options.fallbacks),
-               context.health, draw),
+               ctx.Health(), draw),
         deadline);
     const engine::Action end = co_await RunEngine(ctx, walk, state);
     if (end.kind == Kind::kDone) co_return;

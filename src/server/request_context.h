@@ -44,8 +44,15 @@ struct RequestContext {
     // Extra headers for a local reply (Allow on a 405, retry-after on a 429).
     std::vector<std::pair<std::string, std::string>> reply_headers;
 
+    // The runtime this request started on: its config, health, headroom and lanes, kept to its
+    // end whatever a reload does meanwhile.
+    std::shared_ptr<Runtime> runtime = worker.context.runtime.Current();
+
     ServerContext& Context() const { return worker.context; }
-    const config::Config& Config() const { return *worker.context.config; }
+    const config::Config& Config() const { return *runtime->config; }
+    routing::DeploymentHealth& Health() const { return *runtime->health; }
+    limits::Headroom& Headroom() const { return *runtime->headroom; }
+    limits::Lanes& Lanes() const { return *runtime->lanes; }
 };
 
 }  // namespace switchyard::server

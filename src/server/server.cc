@@ -68,9 +68,25 @@ unsigned WorkerCount(const config::ServerConfig& server) {
 
 }  // namespace
 
+void ReportReload(std::string_view trigger, const ReloadResult& result) {
+    if (result.problems.empty()) {
+        fmt::print(stderr,
+                   "{{\"level\":\"info\",\"event\":\"config_reloaded\",\"trigger\":\"{}\","
+                   "\"model_groups\":{},\"deployments\":{}}}\n",
+                   trigger, result.models, result.deployments);
+        return;
+    }
+    boost::json::array problems;
+    for (const std::string& p : result.problems) problems.emplace_back(p);
+    fmt::print(stderr,
+               "{{\"level\":\"error\",\"event\":\"config_reload_refused\",\"trigger\":\"{}\","
+               "\"problems\":{}}}\n",
+               trigger, boost::json::serialize(problems));
+}
+
 Server::Server(ServerContext& context) : context_(context) {
     std::random_device seed_source;
-    const unsigned n = WorkerCount(context.config->server);
+    const unsigned n = WorkerCount(context.Config()->server);
     for (unsigned i = 0; i < n; ++i) {
         const std::uint64_t seed = (std::uint64_t{seed_source()} << 32) | seed_source();
         workers_.push_back(std::make_unique<Worker>(i, context, seed));
@@ -80,7 +96,8 @@ Server::Server(ServerContext& context) : context_(context) {
 Server::~Server() = default;
 
 void Server::Listen() {
-    const config::ServerConfig& server = context_.config->server;
+    const std::shared_ptr<const config::Config> config = context_.Config();
+    const config::ServerConfig& server = config->server;
     const tcp::endpoint wanted(asio::ip::make_address(server.listen_host), server.listen_port);
     tcp::endpoint bound = wanted;
     for (auto& worker : workers_) {
@@ -145,18 +162,31 @@ bool Server::Run() {
         timer.expires_after(std::chrono::milliseconds(20));
         timer.async_wait([&](const boost::system::error_code&) { poll(); });
     };
+    // SIGHUP reloads the config; SIGTERM and SIGINT drain.
+    asio::signal_set hangups(control, SIGHUP);
+    std::function<void()> on_hangup = [&] {
+        hangups.async_wait([&](const boost::system::error_code& ec, int) {
+            if (ec) return;
+            ReportReload("SIGHUP", context_.reload());
+            on_hangup();
+        });
+    };
+    on_hangup();
     signals.async_wait([&](const boost::system::error_code& ec, int signal) {
         if (ec) return;
-        const config::ServerConfig& server = context_.config->server;
+        hangups.cancel();
+        const std::shared_ptr<const config::Config> config = context_.Config();
         // Readiness fails and answers close their connections at once; the listener stays open
         // for the drain delay, so load balancers see a failing health check, not refusals.
         context_.draining.store(true);
-        const auto wait = signal == SIGINT ? std::chrono::milliseconds(0) : server.drain_delay;
+        const auto wait =
+            signal == SIGINT ? std::chrono::milliseconds(0) : config->server.drain_delay;
+        const auto timeout = config->server.drain_timeout;
         fmt::print(stderr, "switchyard: signal {}, draining (listener closes in {} ms)\n", signal,
                    wait.count());
         delay.expires_after(wait);
-        delay.async_wait([&](const boost::system::error_code&) {
-            drain_deadline = context_.clock.Now() + server.drain_timeout;
+        delay.async_wait([&, timeout](const boost::system::error_code&) {
+            drain_deadline = context_.clock.Now() + timeout;
             BeginDrain();
             guards.clear();
             poll();

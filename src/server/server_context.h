@@ -1,10 +1,13 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <list>
 #include <memory>
 #include <optional>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "config/config.h"
 #include "core/asio.h"
@@ -16,26 +19,40 @@
 #include "observe/access_log.h"
 #include "observe/metrics.h"
 #include "routing/deployment_health.h"
+#include "server/runtime.h"
 #include "upstream/connection_pool.h"
 #include "upstream/tls_contexts.h"
 #include "upstream/watchdog.h"
 
 namespace switchyard::server {
 
-// What every worker shares: the config snapshot and the process-wide sinks. Built once by the
-// composition root (main) and outlives all workers.
+// The outcome of a config reload.
+struct ReloadResult {
+    std::vector<std::string> problems;  // empty: the new config serves new requests
+    std::size_t models = 0;
+    std::size_t deployments = 0;
+};
+
+// One line on stderr per reload, whatever asked for it (`trigger`: SIGHUP, admin).
+void ReportReload(std::string_view trigger, const ReloadResult& result);
+
+// What every worker shares: the current runtime (config and per-deployment state, replaced whole
+// by a reload) and the process-wide parts. Built once by the composition root (main) and
+// outlives all workers.
 struct ServerContext {
-    std::shared_ptr<const config::Config> config;
+    RuntimeSlot& runtime;
     const core::Clock& clock;
     observe::Metrics& metrics;
     observe::AccessLog& access_log;
     upstream::TlsContexts& tls;
-    routing::DeploymentHealth& health;
     limits::ClientBudgets& client_budgets;
     limits::ClientKeys& keys;
-    limits::Headroom& headroom;
-    limits::Lanes& lanes;
+    // Loads the config file again and swaps it in (SIGHUP, POST /admin/reload); serialised.
+    std::function<ReloadResult()> reload;
     std::atomic<bool> draining{false};
+
+    // The config new requests get (settings read once at start-up use it too).
+    std::shared_ptr<const config::Config> Config() const { return runtime.Current()->config; }
 };
 
 // A downstream connection as its worker sees it, for draining: idle connections are closed at

@@ -68,6 +68,10 @@ asio::awaitable<void> Dispatch(RequestContext& ctx) {
         co_await ServeEnable(ctx, deployment);
         co_return;
     }
+    if (ctx.path == "/admin/reload" && ctx.request.method() == http::verb::post) {
+        co_await ServeReload(ctx);
+        co_return;
+    }
     constexpr std::string_view kKeys = "/admin/keys";
     if (ctx.path == kKeys && ctx.request.method() == http::verb::get) {
         co_await ServeListKeys(ctx);
@@ -208,7 +212,7 @@ asio::awaitable<void> RejectUnreadable(Worker& worker, beast::tcp_stream& stream
     if (ec == http::error::body_limit) {
         error = {core::ErrorKind::kPayloadTooLarge,
                  "Request body exceeds the limit of " +
-                     std::to_string(worker.context.config->server.max_body_bytes) + " bytes."};
+                     std::to_string(worker.context.Config()->server.max_body_bytes) + " bytes."};
     } else if (ec == http::error::header_limit) {
         error = {core::ErrorKind::kInvalidRequest, "Request headers are too large."};
     } else if (ec.category() == make_error_code(http::error::bad_method).category()) {
@@ -268,7 +272,8 @@ class InFlightRequest final {
 
 asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
     ServerContext& context = worker->context;
-    const config::ServerConfig& limits = context.config->server;
+    const std::shared_ptr<const config::Config> config = context.Config();  // for this connection
+    const config::ServerConfig& limits = config->server;
     boost::system::error_code ignored;
     socket.set_option(tcp::no_delay(true), ignored);
     beast::tcp_stream stream(std::move(socket));

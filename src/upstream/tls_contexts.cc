@@ -22,18 +22,30 @@ std::unique_ptr<asio::ssl::context> MakeContext(const std::string& ca_file) {
 
 }  // namespace
 
-TlsContexts::TlsContexts(const config::Config& config) {
-    contexts_.emplace("", MakeContext(""));
+TlsContexts::Contexts TlsContexts::Make(const config::Config& config) {
+    Contexts contexts;
+    contexts.emplace("", MakeContext(""));
     for (const auto& group : config.models) {
         for (const auto& d : group.deployments) {
-            if (d.base_url.tls && !contexts_.contains(d.ca_file)) {
-                contexts_.emplace(d.ca_file, MakeContext(d.ca_file));
+            if (d.base_url.tls && !contexts.contains(d.ca_file)) {
+                contexts.emplace(d.ca_file, MakeContext(d.ca_file));
             }
         }
     }
+    return contexts;
+}
+
+TlsContexts::TlsContexts(const config::Config& config) : contexts_(Make(config)) {}
+
+void TlsContexts::Load(const config::Config& config) {
+    Contexts fresh = Make(config);
+    std::unique_lock lock(mutex_);
+    for (auto& [file, context] : contexts_) retired_.push_back(std::move(context));
+    contexts_ = std::move(fresh);
 }
 
 asio::ssl::context& TlsContexts::For(const std::string& ca_file) {
+    std::shared_lock lock(mutex_);
     const auto it = contexts_.find(ca_file);
     return it != contexts_.end() ? *it->second : *contexts_.at("");
 }

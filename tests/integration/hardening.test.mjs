@@ -39,7 +39,12 @@ function cpuSeconds(pid) {
   return (Number(fields[11]) + Number(fields[12])) / 100;  // utime, stime in clock ticks
 }
 
-test('out of file descriptors: accepting backs off instead of spinning, and recovers', async () => {
+// The sanitizers' own runtime needs descriptors to check (UBSan's vptr check reads the process's
+// mappings): out of them, a sanitizer build reports a false error and stops. The dev build runs it.
+const SANITIZED = /lib(asan|ubsan|tsan)/.test(spawnSync('ldd', [GATEWAY_BIN], { encoding: 'utf8' }).stdout ?? '');
+
+test('out of file descriptors: accepting backs off instead of spinning, and recovers',
+     { skip: SANITIZED && 'a sanitizer build cannot run out of descriptors' }, async () => {
   const mock = await startMock();
   started.push(mock);
   const dir = tempDir();

@@ -110,6 +110,7 @@ export async function startGateway(yaml, { env = {}, workers = 2 } = {}) {
   return {
     child,
     port,
+    file,  // the config file it serves (a reload reads it again)
     base: `http://127.0.0.1:${port}`,
     logs,
     stderr: () => stderr,

@@ -51,6 +51,22 @@ TEST(ClientKeysTest, AddRefusesDuplicateNamesAndValuesAndRemoveForgets) {
     EXPECT_TRUE(keys.Empty());
 }
 
+TEST(ClientKeysTest, ReloadReplacesConfigKeysKeepsRuntimeKeysAndUnchangedCounters) {
+    ClientKeys keys({Key("stays", "sk-stays-0123456789"), Key("goes", "sk-goes-0123456789")});
+    std::string error;
+    ASSERT_TRUE(keys.Add(Key("runtime", "sk-runtime-0123456789"), error)) << error;
+    const auto before = keys.Find("sk-stays-0123456789");
+    config::ClientKey changed = Key("changed", "sk-changed-0123456789");
+    changed.rpm = 10;
+    keys.Reload({Key("stays", "sk-stays-0123456789"), changed});
+    EXPECT_EQ(keys.Find("sk-stays-0123456789"), before) << "same key, same counters";
+    EXPECT_EQ(keys.Find("sk-goes-0123456789"), nullptr);
+    ASSERT_NE(keys.Find("sk-changed-0123456789"), nullptr);
+    EXPECT_EQ(keys.Find("sk-changed-0123456789")->Policy().rpm, 10);
+    EXPECT_NE(keys.Find("sk-runtime-0123456789"), nullptr) << "added at runtime: kept";
+    EXPECT_EQ(keys.List().size(), 3u);
+}
+
 TEST(ClientKeyStateTest, RpmHoldsExactlyPerWindowWithAnExactRetryAfter) {
     config::ClientKey policy = Key("k", "x");
     policy.rpm = 3;

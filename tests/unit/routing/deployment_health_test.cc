@@ -97,6 +97,25 @@ const ErrorClass kClientClasses[] = {ErrorClass::kBadRequest,    ErrorClass::kAu
                                      ErrorClass::kNotFound,      ErrorClass::kContextWindow,
                                      ErrorClass::kContentPolicy, ErrorClass::kRetryableClient};
 
+// A config reload: the same deployment under a new index keeps what the old runtime knew.
+TEST(DeploymentHealthTest, CarryOverKeepsCooldownRateLimitDisableAndBudget) {
+    DeploymentHealth old(2, CooldownOnly(0));
+    Report(old, 1, kT0, ErrorClass::kServerError);  // cools for 30 s
+    Report(old, 1, kT0, ErrorClass::kRateLimited, milliseconds(2'000));
+    old.Disable(0, kT0 + hours(1), "operator");
+    for (int i = 0; i < 3; ++i) old.Budget(1).OnFailure();
+    DeploymentHealth fresh(3, CooldownOnly(0));
+    fresh.CarryOver(old, 1, 2);
+    fresh.CarryOver(old, 0, 0);
+    EXPECT_EQ(fresh.AvailabilityAt(2, kT0).state, DeploymentState::kCooling);
+    EXPECT_EQ(fresh.AvailabilityAt(2, kT0).until, kT0 + seconds(30));
+    EXPECT_EQ(fresh.Snapshot(2, kT0).rate_limited_until, kT0 + milliseconds(2'000));
+    EXPECT_DOUBLE_EQ(fresh.Budget(2).Tokens(), old.Budget(1).Tokens());
+    EXPECT_DOUBLE_EQ(fresh.Budget(2).Tokens(), 7) << "three failures spent three tokens";
+    EXPECT_EQ(fresh.AvailabilityAt(0, kT0).state, DeploymentState::kDisabled);
+    EXPECT_EQ(fresh.AvailabilityAt(1, kT0).state, DeploymentState::kHealthy) << "untouched";
+}
+
 // What the attempt engine reads: the state and the instant it lifts, read together. A cooldown on
 // top of a rate limit reads as cooling (sick), not as a rate limit worth waiting for.
 TEST(DeploymentHealthTest, AvailabilityNamesTheBlockerAndWhenItLifts) {

@@ -1,0 +1,50 @@
+#include "server/runtime.h"
+
+#include <map>
+#include <string>
+
+namespace switchyard::server {
+
+routing::HealthOptions HealthOptionsOf(const config::Config& config) {
+    const config::HealthConfig& h = config.health;
+    routing::HealthOptions options;
+    options.cooldown = {h.allowed_fails, h.window, h.cooldown};
+    options.breaker = {h.breaker_consecutive_failures,
+                       h.breaker_failure_rate,
+                       h.breaker_minimum_calls,
+                       h.window,
+                       h.breaker_open,
+                       h.breaker_half_open_probes,
+                       h.breaker_success_threshold};
+    options.budget_max_tokens = config.retry.budget_max_tokens;
+    options.budget_token_ratio = config.retry.budget_token_ratio;
+    return options;
+}
+
+std::shared_ptr<Runtime> BuildRuntime(std::shared_ptr<const config::Config> config,
+                                      std::chrono::steady_clock::time_point now,
+                                      const Runtime* previous) {
+    auto runtime = std::make_shared<Runtime>();
+    runtime->health = std::make_unique<routing::DeploymentHealth>(config->deployment_count,
+                                                                  HealthOptionsOf(*config));
+    runtime->headroom = std::make_unique<limits::Headroom>(*config, now);
+    runtime->lanes = std::make_unique<limits::Lanes>(config->limits.lanes);
+    if (previous != nullptr) {
+        std::map<std::string, std::size_t> before;
+        for (const auto& group : previous->config->models) {
+            for (const auto& d : group.deployments) before.emplace(d.name, d.index);
+        }
+        for (const auto& group : config->models) {
+            for (const auto& d : group.deployments) {
+                const auto it = before.find(d.name);
+                if (it == before.end()) continue;
+                runtime->health->CarryOver(*previous->health, it->second, d.index);
+                runtime->headroom->CarryOver(*previous->headroom, it->second, d.index);
+            }
+        }
+    }
+    runtime->config = std::move(config);
+    return runtime;
+}
+
+}  // namespace switchyard::server

@@ -1,0 +1,127 @@
+// Reload without a restart: SIGHUP and POST /admin/reload read the config file again, validate
+// it whole and swap it in for new requests, under load, without a failed request; an invalid file
+// changes nothing; deployments that still exist keep their health.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { startMock, startGateway, sleep } from './harness.mjs';
+
+const MASTER = 'sk-reload-master-0123456789';
+let mock;
+let gateway;
+
+function config(port, extra = '') {
+  const d = (model) => `{name: ${model}, model: ${model}, api_base: "http://127.0.0.1:${port}/v1"}`;
+  return `server: {master_key: os.environ/RELOAD_MASTER}
+retry: {base_ms: 5, cap_ms: 20}
+health: {allowed_fails: 0, cooldown_ms: 60000}
+models:
+  - name: a
+    deployments: [${d('a-one')}]
+  - name: sick
+    deployments: [${d('sick-model')}]
+${extra}`;
+}
+
+before(async () => {
+  mock = await startMock(['--threads', '2']);
+  await mock.scenario([{ match: { model: 'sick-model' }, fault: 'status=503' }]);
+  gateway = await startGateway(config(mock.port), { env: { RELOAD_MASTER: MASTER } });
+});
+
+after(async () => {
+  await gateway?.stop();
+  await mock?.stop();
+});
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+function chat(model) {
+  return new Promise((resolve) => {
+    const body = JSON.stringify({ model, messages: [{ role: 'user', content: 'Hello' }] });
+    const req = http.request({ host: '127.0.0.1', port: gateway.port, method: 'POST', agent,
+                               path: '/v1/chat/completions',
+                               headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: text }));
+    });
+    req.on('error', (e) => resolve({ status: 0, body: e.message }));
+    req.end(body);
+  });
+}
+
+async function status() {
+  const r = await fetch(`${gateway.base}/status`, { headers: { authorization: `Bearer ${MASTER}` } });
+  return r.json();
+}
+
+test('SIGHUP and POST /admin/reload under load: no failed request, new groups served', async () => {
+  // Bench `sick` before the reload: its cooldown must survive it.
+  assert.equal((await chat('sick')).status, 503);
+  const sickCalls = (await mock.stats()).requests.filter((r) => r.model === 'sick-model').length;
+
+  let running = true;
+  const failures = [];
+  let served = 0;
+  const clients = Array.from({ length: 16 }, async () => {
+    while (running) {
+      const res = await chat('a');
+      if (res.status !== 200) failures.push(`${res.status} ${res.body.slice(0, 200)}`);
+      served += 1;
+    }
+  });
+  await sleep(300);
+
+  // SIGHUP: a second deployment for `a`, a new group `b`.
+  writeFileSync(gateway.file, config(mock.port, `  - name: b
+    deployments: [{name: b-one, model: b-one, api_base: "http://127.0.0.1:${mock.port}/v1"}]
+`).replace('deployments: [{name: a-one', `strategy: priority
+    deployments: [{name: a-two, model: a-two, api_base: "http://127.0.0.1:${mock.port}/v1"}, {name: a-one`));
+  gateway.child.kill('SIGHUP');
+  let b;
+  for (let i = 0; i < 50 && b?.status !== 200; i++) {
+    await sleep(50);
+    b = await chat('b');
+  }
+  assert.equal(b.status, 200, 'the new group serves');
+  await sleep(300);
+  const byA = await chat('a');
+  assert.equal(byA.headers['x-switchyard-deployment'], 'a-two', 'the new priority order applies');
+
+  // An invalid file: refused whole, the running config keeps serving.
+  writeFileSync(gateway.file, config(mock.port).replace('models:', 'modles:'));
+  const refused = await fetch(`${gateway.base}/admin/reload`, {
+    method: 'POST', headers: { authorization: `Bearer ${MASTER}` } });
+  assert.equal(refused.status, 400);
+  assert.match((await refused.json()).error.message, /not reloaded.*modles/s);
+  assert.equal((await chat('b')).status, 200, 'the old config still serves');
+
+  await sleep(300);
+  running = false;
+  await Promise.all(clients);
+  agent.destroy();
+  assert.deepEqual(failures, [], `${failures.length} of ${served} requests failed`);
+  assert.ok(served > 100, `only ${served} requests under load`);
+  assert.match(gateway.stderr(), /"event":"config_reloaded","trigger":"SIGHUP"/);
+  assert.match(gateway.stderr(), /"event":"config_reload_refused","trigger":"admin"/);
+
+  // The deployment that still exists kept its cooldown: no upstream call for it.
+  const sick = (await status()).deployments.find((d) => d.name === 'sick-model');
+  assert.equal(sick.state, 'cooling');
+  assert.equal((await chat('sick')).status, 503);
+  assert.equal((await mock.stats()).requests.filter((r) => r.model === 'sick-model').length,
+               sickCalls);
+});
+
+test('POST /admin/reload needs the master key and answers with what it loaded', async () => {
+  writeFileSync(gateway.file, config(mock.port));
+  const anonymous = await fetch(`${gateway.base}/admin/reload`, { method: 'POST' });
+  assert.equal(anonymous.status, 401);
+  const res = await fetch(`${gateway.base}/admin/reload`, {
+    method: 'POST', headers: { authorization: `Bearer ${MASTER}` } });
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), { reloaded: true, model_groups: 2, deployments: 2 });
+  assert.equal((await chat('b')).status, 404, 'b is gone again');
+});

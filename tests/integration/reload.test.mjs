@@ -102,6 +102,7 @@ test('SIGHUP and POST /admin/reload under load: no failed request, new groups se
   running = false;
   await Promise.all(clients);
   agent.destroy();
+  console.log(`reload under load: ${served} requests, ${failures.length} failed`);
   assert.deepEqual(failures, [], `${failures.length} of ${served} requests failed`);
   assert.ok(served > 100, `only ${served} requests under load`);
   assert.match(gateway.stderr(), /"event":"config_reloaded","trigger":"SIGHUP"/);

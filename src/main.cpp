@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -196,12 +197,15 @@ int Serve(const std::vector<std::string_view>& args) {
         }
         for (const auto& group : next->models) result.deployments += group.deployments.size();
         result.models = next->models.size();
-        keys.Reload(next->keys);
+        const std::vector<config::ClientKey> next_keys = next->keys;
         runtime.Replace(server::BuildRuntime(std::move(next), clock.Now(), current.get()));
+        keys.Reload(next_keys);  // after the swap: a key never names a lane its config lacks
         return result;
     };
     server::ServerContext context{runtime, clock,          metrics, *access_log,
                                   *tls,    client_budgets, keys,    reload};
+    // A SIGHUP before the server watches for it must not end the process.
+    std::signal(SIGHUP, SIG_IGN);
     auto server = std::make_unique<server::Server>(context);
     try {
         server->Listen();

@@ -233,7 +233,8 @@ struct ClientKey {
     std::int64_t tpm = 0;                   // tokens per minute (input estimate + max_tokens)
     double monthly_budget = 0;              // currency per calendar month (UTC), 0: unlimited
     std::vector<std::string> models;        // allowed model groups; empty: all
-    std::size_t lane = 0;                   // index into LimitsConfig::lanes
+    std::size_t lane = 0;                   // index into LimitsConfig::lanes (at load time)
+    std::string lane_name = "interactive";  // what a request resolves against its own config
     bool fallbacks = true;                  // false: never walk the fallback chain
     std::optional<StreamMode> stream_mode;  // overrides server.stream_mode
     Millis slow_start{0};                   // ramp its rpm/tpm from 10 % after an idle minute

@@ -695,10 +695,12 @@ void ReadKeys(Reader& r, const YAML::Node& node, Config& config) {
                        "client key '" + key.name + "' allows unknown model group '" + group + "'");
             }
         }
+        key.lane_name = config.limits.lanes.empty() ? "" : config.limits.lanes[0].name;
         std::string lane;
         if (r.String(entry, "lane", lane)) {
             if (const auto index = config.limits.FindLane(lane)) {
                 key.lane = *index;
+                key.lane_name = lane;
             } else {
                 r.Fail(entry["lane"],
                        "client key '" + key.name + "' names unknown lane '" + lane + "'");

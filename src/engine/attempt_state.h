@@ -90,6 +90,7 @@ struct AttemptState {
     std::size_t stage = 0;        // the stage being walked; the engine never goes back
     int attempts = 0;
     std::optional<std::size_t> sent;   // the target of the last kSend, until its event arrives
+    bool sent_retry = false;           // that send retries its target (counted once it happens)
     milliseconds attempt_estimate{0};  // how long the last attempt took: the next one's estimate
 
     // Appends `chain`'s stages and targets.

@@ -41,14 +41,10 @@ bool Free(const Target& t, const TargetHealth& h, TimePoint now) {
 }
 
 Action Send(AttemptState& s, std::size_t index, bool retry) {
-    Target& t = s.targets[index];
-    if (retry) {
-        StageState& stage = s.stages[t.stage];
-        ++stage.retries_by_class[t.last_class];
-        ++stage.retries;
-    }
-    t.retry_at.reset();
+    // A retry counts against its caps when it goes upstream (Record), not when it is chosen: a
+    // send that finds no headroom or loses its probe slot spends nothing.
     s.sent = index;
+    s.sent_retry = retry;
     Action a;
     a.kind = Kind::kSend;
     a.target = index;
@@ -202,6 +198,13 @@ std::optional<Action> Record(AttemptState& s, const event::Attempted& e) {
     if (!s.sent) return std::nullopt;
     Target& t = s.targets[*s.sent];
     s.sent.reset();
+    if (s.sent_retry) {
+        StageState& stage = s.stages[t.stage];
+        ++stage.retries_by_class[t.last_class];
+        ++stage.retries;
+    }
+    s.sent_retry = false;
+    t.retry_at.reset();
     ++s.attempts;
     ++t.attempts;
     s.attempt_estimate =
@@ -261,9 +264,11 @@ Action Decide(AttemptState& s, Event event, const World& world) {
                                        milliseconds(std::chrono::hours(24)));
         }
         s.sent.reset();
+        s.sent_retry = false;
     } else if (std::holds_alternative<event::NotAdmitted>(event)) {
         if (s.sent) s.targets[*s.sent].excluded = true;
         s.sent.reset();
+        s.sent_retry = false;
     } else if (std::holds_alternative<event::QueueFull>(event)) {
         if (s.stage < s.stages.size()) s.stages[s.stage].queue_full = true;
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "core/sha256.h"
 #include "policy/spend_cap.h"
@@ -137,26 +138,43 @@ namespace {
 
 bool SamePolicy(const config::ClientKey& a, const config::ClientKey& b) {
     return a.name == b.name && a.sha256 == b.sha256 && a.rpm == b.rpm && a.tpm == b.tpm &&
-           a.monthly_budget == b.monthly_budget && a.models == b.models && a.lane == b.lane &&
-           a.fallbacks == b.fallbacks && a.stream_mode == b.stream_mode &&
-           a.slow_start == b.slow_start;
+           a.monthly_budget == b.monthly_budget && a.models == b.models &&
+           a.lane_name == b.lane_name && a.fallbacks == b.fallbacks &&
+           a.stream_mode == b.stream_mode && a.slow_start == b.slow_start;
 }
 
 }  // namespace
 
+void ClientKeyState::TakeCountersFrom(const ClientKeyState& old) {
+    std::scoped_lock lock(mutex_, old.mutex_);
+    requests_ = old.requests_;
+    tokens_ = old.tokens_;
+    ramp_ = old.ramp_;
+    spent_ = old.spent_;
+    month_ = old.month_;
+}
+
 void ClientKeys::Reload(const std::vector<config::ClientKey>& keys) {
     std::unique_lock lock(mutex_);
     std::unordered_map<std::string, std::shared_ptr<ClientKeyState>> next;
-    for (const auto& [hash, state] : by_hash_) {
-        if (!state->FromConfig()) next.emplace(hash, state);
-    }
+    std::set<std::string> names;
     for (const config::ClientKey& key : keys) {
+        names.insert(key.name);
         const auto it = by_hash_.find(key.sha256);
         if (it != by_hash_.end() && it->second->FromConfig() &&
             SamePolicy(it->second->Policy(), key)) {
             next[key.sha256] = it->second;
-        } else {
-            next[key.sha256] = std::make_shared<ClientKeyState>(key, /*from_config=*/true);
+            continue;
+        }
+        auto state = std::make_shared<ClientKeyState>(key, /*from_config=*/true);
+        // The same key with new limits keeps what it used: no fresh monthly budget by editing.
+        if (it != by_hash_.end()) state->TakeCountersFrom(*it->second);
+        next[key.sha256] = std::move(state);
+    }
+    // Keys added at runtime stay, unless the file now has their name or their value.
+    for (const auto& [hash, state] : by_hash_) {
+        if (!state->FromConfig() && !next.contains(hash) && !names.contains(state->Policy().name)) {
+            next.emplace(hash, state);
         }
     }
     by_hash_ = std::move(next);

@@ -58,6 +58,9 @@ class ClientKeyState final {
 
     Usage Snapshot(TimePoint now, WallTime wall_now) const;
 
+    // A config reload changed the key's limits: it keeps its minute and its month's spend.
+    void TakeCountersFrom(const ClientKeyState& old);
+
   private:
     // Starts a new month's spend when `wall_now` is in a later month than the spend so far.
     void RollMonth(WallTime wall_now);

@@ -60,10 +60,14 @@ void Headroom::CarryOver(const Headroom& old, std::size_t from, std::size_t to) 
     Entry& target = *entries_[to];
     std::scoped_lock lock(source.mutex, target.mutex);
     if (source.provider != target.provider) return;
-    target.requests = source.requests;
-    target.tokens = source.tokens;
-    target.input_tokens = source.input_tokens;
-    target.output_tokens = source.output_tokens;
+    // A bucket whose configured limit changed starts afresh under the new one.
+    const auto carry = [](TokenBucket& to_bucket, const TokenBucket& from_bucket) {
+        if (to_bucket.Capacity() == from_bucket.Capacity()) to_bucket = from_bucket;
+    };
+    carry(target.requests, source.requests);
+    carry(target.tokens, source.tokens);
+    carry(target.input_tokens, source.input_tokens);
+    carry(target.output_tokens, source.output_tokens);
 }
 
 TokenBucket Headroom::Bucket(std::int64_t per_minute, TimePoint now) const {

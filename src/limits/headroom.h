@@ -68,7 +68,7 @@ class Headroom final {
     View Snapshot(std::size_t index, TimePoint now) const;
 
     // A config reload: deployment `to` takes over the buckets `old` kept for its deployment
-    // `from` (the same name and provider), as corrected by the provider's headers.
+    // `from` (the same name and provider) whose capacity did not change.
     void CarryOver(const Headroom& old, std::size_t from, std::size_t to);
 
   private:

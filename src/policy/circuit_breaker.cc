@@ -102,6 +102,23 @@ void CircuitBreaker::Reset() {
     probe_successes_ = 0;
 }
 
+void CircuitBreaker::TakeStateFrom(const CircuitBreaker& old) {
+    state_ = old.state_;
+    open_until_ = old.open_until_;
+    window_start_ = old.window_start_;
+    window_calls_ = old.window_calls_;
+    window_failures_ = old.window_failures_;
+    consecutive_failures_ = old.consecutive_failures_;
+    probes_in_flight_ = 0;
+    probe_successes_ = old.probe_successes_;
+}
+
+void Cooldown::TakeStateFrom(const Cooldown& old) {
+    window_start_ = old.window_start_;
+    failures_ = old.failures_;
+    cooling_until_ = old.cooling_until_;
+}
+
 std::string_view Name(CircuitBreaker::State state) {
     switch (state) {
         case CircuitBreaker::State::kClosed:

@@ -42,6 +42,9 @@ class CircuitBreaker final {
     void OnNeutral(TimePoint now);
     // Back to closed with clean counters (an operator re-enabled the deployment).
     void Reset();
+    // A config reload: takes `old`'s state but keeps this breaker's options. Probes in flight stay
+    // with `old` (they report there), so none is counted here: no slot can be held for good.
+    void TakeStateFrom(const CircuitBreaker& old);
 
     TimePoint OpenUntil() const { return open_until_; }
 
@@ -79,6 +82,8 @@ class Cooldown final {
     bool Cooling(TimePoint now) const { return now < cooling_until_; }
     TimePoint CoolingUntil() const { return cooling_until_; }
     void Reset();
+    // A config reload: takes `old`'s state, keeps this cooldown's options.
+    void TakeStateFrom(const Cooldown& old);
 
   private:
     Options options_;

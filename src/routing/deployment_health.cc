@@ -168,8 +168,8 @@ void DeploymentHealth::CarryOver(const DeploymentHealth& old, std::size_t from, 
     target.rate_limited_until = source.rate_limited_until;
     target.disabled_until = source.disabled_until;
     target.disabled_reason = source.disabled_reason;
-    target.cooldown = source.cooldown;
-    target.breaker = source.breaker;
+    target.cooldown.TakeStateFrom(source.cooldown);
+    target.breaker.TakeStateFrom(source.breaker);
     target.ewma_ttft_ms = source.ewma_ttft_ms;
     target.last_error_class = source.last_error_class;
     target.last_error_at = source.last_error_at;

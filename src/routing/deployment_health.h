@@ -97,8 +97,9 @@ class DeploymentHealth final {
     void RateLimitedUntil(std::size_t index, TimePoint until);
     void Disable(std::size_t index, TimePoint until, std::string reason);
     // A config reload: deployment `to` takes over what `old` knew about its deployment `from`
-    // (the same name): rate limit, cooldown, breaker, spend-cap disable, latency, last error,
-    // headroom report and retry budget. In-flight counts stay with `old`.
+    // (the same name): rate limit, cooldown and breaker state (under the new settings),
+    // spend-cap disable, latency, last error, headroom report and retry budget. In-flight
+    // attempts and probes stay with `old`, where they report.
     void CarryOver(const DeploymentHealth& old, std::size_t from, std::size_t to);
 
     // An operator's re-enable: clears the disabled mark, the cooldown and the breaker.

@@ -106,12 +106,14 @@ std::optional<core::LocalError> Admit(RequestContext& ctx, const api::ChatReques
         }
         const config::ClientKey& policy = settlement.key->Policy();
         ctx.key_name = policy.name;
-        lane = policy.lane;
+        // The key names its lane; this request's config says which index that is now.
+        lane = config.limits.FindLane(policy.lane_name).value_or(0);
         if (const auto denied = DisallowedGroup(policy, requested, request.fallbacks)) {
-            settlement.key.reset();
-            return core::LocalError{
+            core::LocalError error{
                 core::ErrorKind::kModelNotAllowed,
                 "The key '" + policy.name + "' may not use the model `" + *denied + "`.", "model"};
+            settlement.key.reset();  // `policy` lives in the key state: used before this
+            return error;
         }
         settlement.admission =
             settlement.key->Admit(tokens, context.clock.Now(), context.clock.WallNow());

@@ -104,6 +104,8 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     if (!started) {
         end.error = call.Error();
         end.outcome = policy::Classify({call.Transport()}, context.clock.WallNow());
+        end.cut_by_deadline = call.Transport() == policy::Transport::kTimeout &&
+                              (remaining < t.connect || remaining < t.first_byte);
         co_return end;
     }
     const auto& header = call.Header();

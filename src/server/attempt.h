@@ -38,6 +38,9 @@ struct AttemptEnd {
     core::LocalError error;                          // what went wrong, as the client would be told
     api::Wire upstream = api::Wire::kOpenAi;         // the API the deployment speaks
     std::optional<std::chrono::milliseconds> time_to_first_byte;
+    // The timeout that ended it was the request's own deadline, shorter than the deployment's
+    // configured one: a fact about the request, not about the deployment's health.
+    bool cut_by_deadline = false;
 };
 
 // One attempt on `deployment` as a member of `stage`: builds the request in the deployment's API,

@@ -264,19 +264,23 @@ void RecordAttempt(RequestContext& ctx, Walk& walk, const config::Deployment& de
         headroom->Settle(end.answered, ctx.record.input_tokens, ctx.record.output_tokens);
     }
     if (end.answered) walk.settlement.served_by = &deployment;
-    // A stream that failed after its commit point is a failure of the deployment all the same.
     const policy::ErrorClass error = end.outcome.error_class;
-    if (admitted.Report(error, end.outcome.retry_after, end.time_to_first_byte)) {
-        AlertDisabled(ctx, deployment);
-    }
     context.metrics.CountAttempt(ctx.worker.index, deployment.name, policy::Name(error));
-    policy::RetryBudget& deployment_budget = health.Budget(deployment.index);
-    if (error == policy::ErrorClass::kNone) {
-        walk.client_budget.OnSuccess();
-        deployment_budget.OnSuccess();
-    } else {
-        walk.client_budget.OnFailure();
-        deployment_budget.OnFailure();
+    // An attempt the request itself cut short — its deadline, or a client that left — says
+    // nothing about the deployment: it is abandoned (AdmittedAttempt), not reported.
+    if (!end.cut_by_deadline && !walk.client.Gone()) {
+        // A stream that failed after its commit point is a failure of the deployment all the same.
+        if (admitted.Report(error, end.outcome.retry_after, end.time_to_first_byte)) {
+            AlertDisabled(ctx, deployment);
+        }
+        policy::RetryBudget& deployment_budget = health.Budget(deployment.index);
+        if (error == policy::ErrorClass::kNone) {
+            walk.client_budget.OnSuccess();
+            deployment_budget.OnSuccess();
+        } else {
+            walk.client_budget.OnFailure();
+            deployment_budget.OnFailure();
+        }
     }
     if (end.answered) {
         if (stage.depth > 0) context.metrics.CountFallback();
@@ -343,8 +347,8 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
                 AdmittedAttempt admitted(health, context.clock, deployment.index);
                 AttemptEnd end = co_await RunAttempt(ctx, walk.setup, deployment, stage);
                 admitted.Ended();
-                // Cut short for a client that left: no outcome of the deployment's to record.
-                if (walk.client.Gone()) continue;
+                // Cut short for a client that left before any answer: nothing to record.
+                if (walk.client.Gone() && !end.answered) continue;
                 RecordAttempt(ctx, walk, deployment, stage, admitted,
                               reserved ? &*reserved : nullptr, end);
                 if (end.answered) {
@@ -621,7 +625,7 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
         ctx.record.client_retry_count = options.client_retry_count;
         context.metrics.CountClientRetry();
     }
-    const Clock::time_point deadline = context.clock.Now() + options.deadline;
+    const Clock::time_point deadline = ctx.start + options.deadline;  // from the request's arrival
     const ClientWatchScope client(ClientWatch::Start(ctx));
     // A long Responses request is not assembled from a stream: its answer has its own shape.
     const bool stream_upstream = options.stream_upstream && request.wire != api::Wire::kResponses;

@@ -14,8 +14,7 @@
 namespace switchyard::server {
 namespace {
 
-boost::json::object Describe(const limits::ClientKeyState& key, const config::Config& config,
-                             const core::Clock& clock) {
+boost::json::object Describe(const limits::ClientKeyState& key, const core::Clock& clock) {
     const config::ClientKey& p = key.Policy();
     const limits::ClientKeyState::Usage usage = key.Snapshot(clock.Now(), clock.WallNow());
     boost::json::array models;
@@ -26,7 +25,7 @@ boost::json::object Describe(const limits::ClientKeyState& key, const config::Co
                           {"tpm", p.tpm},
                           {"monthly_budget", p.monthly_budget},
                           {"models", std::move(models)},
-                          {"lane", config.limits.lanes[p.lane].name},
+                          {"lane", p.lane_name},
                           {"fallbacks", p.fallbacks},
                           {"slow_start_ms", p.slow_start.count()},
                           {"usage",
@@ -83,6 +82,7 @@ std::optional<config::ClientKey> ParseKey(const RequestContext& ctx, std::string
     }
     const config::Config& config = ctx.Config();
     config::ClientKey key;
+    key.lane_name = config.limits.lanes.empty() ? "" : config.limits.lanes[0].name;
     const boost::json::value* name = o.if_contains("name");
     if (name == nullptr || !name->is_string() || !core::IsSafeName(name->get_string())) {
         error = {core::ErrorKind::kInvalidRequest,
@@ -155,6 +155,7 @@ std::optional<config::ClientKey> ParseKey(const RequestContext& ctx, std::string
             return std::nullopt;
         }
         key.lane = *lane;
+        key.lane_name = std::string(l->get_string());
     }
     if (const boost::json::value* f = o.if_contains("fallbacks"); f && !f->is_null()) {
         if (!f->is_bool()) {
@@ -188,7 +189,7 @@ asio::awaitable<void> ServeListKeys(RequestContext& ctx) {
     }
     boost::json::array keys;
     for (const auto& key : ctx.Context().keys.List()) {
-        keys.push_back(Describe(*key, ctx.Config(), ctx.Context().clock));
+        keys.push_back(Describe(*key, ctx.Context().clock));
     }
     std::string body = boost::json::serialize(boost::json::object{{"keys", std::move(keys)}});
     co_await WriteBody(ctx, std::move(body), "application/json");
@@ -216,7 +217,7 @@ asio::awaitable<void> ServeAddKey(RequestContext& ctx) {
         co_await WriteLocalError(ctx, error);
         co_return;
     }
-    boost::json::object answer = Describe(*added, ctx.Config(), ctx.Context().clock);
+    boost::json::object answer = Describe(*added, ctx.Context().clock);
     // A generated key is shown this once; only its hash is kept.
     if (!plaintext.empty()) answer["key"] = plaintext;
     Response response{http::status::created, 11};

@@ -33,6 +33,7 @@ asio::awaitable<bool> WriteStreamHead(RequestContext& ctx,
                                       http::response_serializer<http::empty_body>& serializer) {
     ctx.watch.Arm(ctx.stream.socket(), ctx.Context().clock.Now() + kDownstreamWriteTimeout);
     auto [ec, written] = co_await http::async_write_header(ctx.stream, serializer, kTuple);
+    ctx.watch.Disarm();
     ctx.record.bytes_out += written;
     if (ec) ctx.keep_alive = false;
     ctx.stream_open = !ec;
@@ -259,6 +260,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         ctx.watch.Arm(ctx.stream.socket(), clock.Now() + kDownstreamWriteTimeout);
         auto [ec, written] =
             co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(out)), kTuple);
+        ctx.watch.Disarm();  // the next upstream read may take longer than a write may
         ctx.record.bytes_out += written;
         out.clear();
         if (ec) {

@@ -157,6 +157,7 @@ bool Server::Run() {
                            context_.metrics.InFlight());
             }
             for (auto& worker : workers_) worker->ioc.stop();
+            signals.cancel();  // no second signal to wait for: control.run() returns
             return;
         }
         timer.expires_after(std::chrono::milliseconds(20));
@@ -190,6 +191,14 @@ bool Server::Run() {
             BeginDrain();
             guards.clear();
             poll();
+        });
+        // A second signal: the operator will not wait for the drain.
+        signals.async_wait([&](const boost::system::error_code& again, int second) {
+            if (again) return;
+            fmt::print(stderr, "switchyard: signal {} during the drain, stopping now\n", second);
+            clean = false;
+            for (auto& worker : workers_) worker->ioc.stop();
+            control.stop();
         });
     });
     control.run();

@@ -306,7 +306,8 @@ asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
         if (!read_ec && !parser.is_done()) {
             // A client that sent `Expect: 100-continue` waits for a go-ahead before the body
             // (RFC 9110 section 10.1.1); the header timeout covers the body too.
-            if (beast::iequals(parser.get()[http::field::expect], "100-continue")) {
+            if (parser.get().version() >= 11 &&
+                beast::iequals(parser.get()[http::field::expect], "100-continue")) {
                 static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
                 auto [continue_ec, sent] =
                     co_await asio::async_write(stream, asio::buffer(kContinue), kTuple);
@@ -337,7 +338,8 @@ asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
         ctx.path = core::Printable(target.substr(0, target.find('?')));
         co_await Handle(ctx);
         Finish(ctx);
-        if (!ctx.keep_alive) break;
+        // Draining: a keep-alive request that started before the signal ends the connection too.
+        if (!ctx.keep_alive || context.draining.load(std::memory_order_relaxed)) break;
     }
     stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
     if (lingering_close) {

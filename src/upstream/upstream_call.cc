@@ -114,6 +114,11 @@ asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,
                 co_return false;
             }
         }
+        if (aborted_) {
+            // Aborted while connecting: the request is not sent for nobody.
+            Fail("connect", asio::error::operation_aborted);
+            co_return false;
+        }
         const bool reused = connection_->reused;
         boost::system::error_code ec;
         if (connection_->tls) {

@@ -81,3 +81,20 @@ ${group('fast', mock.port)}`);
   await assert.rejects(request(gateway.port, { method: 'GET', path: '/health/live' }),
                        /ECONNREFUSED/);
 });
+
+test('a second signal during the drain stops at once', async () => {
+  const gateway = await startGateway(`
+server: {drain_delay_ms: 10000, drain_timeout_ms: 10000}
+models:
+${group('fast', mock.port)}`);
+  gateway.child.kill('SIGTERM');
+  await sleep(200);
+  const ready = await request(gateway.port, { method: 'GET', path: '/health/ready' });
+  assert.equal(ready.status, 503, 'the first signal started the drain');
+  const signalled = Date.now();
+  gateway.child.kill('SIGTERM');
+  await gateway.exited();
+  const took = Date.now() - signalled;
+  assert.ok(took < 3000, `exited ${took} ms after the second signal (drain delay 10000 ms)`);
+  assert.match(gateway.stderr(), /during the drain, stopping now/);
+});

@@ -332,6 +332,26 @@ TEST(DecideTest, HeadroomThatNeverComesReadsAsADay) {
     EXPECT_EQ(a.headroom_short_for, std::chrono::hours(24));
 }
 
+// A retry is spent when it goes upstream, not when it is chosen: one that first has to wait for
+// headroom is still within a cap of one.
+TEST(DecideTest, ARetryThatWaitsForHeadroomIsCountedOnce) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0)}, b);
+    r.Next(event::Start{});
+    Action a = r.Attempt(Retry(ErrorClass::kTimeout));  // timeout: one retry
+    ASSERT_EQ(a.kind, Kind::kWait);
+    a = r.Wait(a);
+    ASSERT_EQ(a.kind, Kind::kSend);
+    ASSERT_TRUE(a.retry);
+    a = r.Next(event::NoHeadroom{200ms});
+    ASSERT_EQ(a.kind, Kind::kWait);
+    EXPECT_EQ(a.wait_for, Action::WaitFor::kHeadroom);
+    a = r.Wait(a);
+    ASSERT_EQ(a.kind, Kind::kSend) << "the retry was not spent by the send that found no headroom";
+    EXPECT_TRUE(a.retry);
+    EXPECT_EQ(r.Attempt(Retry(ErrorClass::kTimeout)).kind, Kind::kGiveUp) << "and now it is";
+}
+
 TEST(DecideTest, ALostProbeSlotExcludesTheTarget) {
     ChainBuilder b;
     Request r(DefaultPolicy(), {b.Add("a", 2, 0)}, b);

@@ -67,6 +67,30 @@ TEST(ClientKeysTest, ReloadReplacesConfigKeysKeepsRuntimeKeysAndUnchangedCounter
     EXPECT_EQ(keys.List().size(), 3u);
 }
 
+TEST(ClientKeysTest, AReloadThatChangesAKeysLimitsKeepsItsSpend) {
+    config::ClientKey key = Key("team", "sk-team-0123456789");
+    key.monthly_budget = 10;
+    ClientKeys keys({key});
+    const auto before = keys.Find("sk-team-0123456789");
+    const KeyAdmission admitted = before->Admit(10, kT0, kWall);
+    before->Settle(admitted, 10, 7.5, kT0, kWall);
+    key.rpm = 100;  // a new limit: a new state, the same counters
+    keys.Reload({key});
+    const auto after = keys.Find("sk-team-0123456789");
+    ASSERT_NE(after, before);
+    EXPECT_DOUBLE_EQ(after->Snapshot(kT0, kWall).spent_this_month, 7.5);
+}
+
+TEST(ClientKeysTest, AReloadedFileKeyWinsOverARuntimeKeyOfTheSameName) {
+    ClientKeys keys({});
+    std::string error;
+    ASSERT_TRUE(keys.Add(Key("dup", "sk-runtime-0123456789"), error));
+    keys.Reload({Key("dup", "sk-file-0123456789")});
+    EXPECT_EQ(keys.Find("sk-runtime-0123456789"), nullptr);
+    EXPECT_NE(keys.Find("sk-file-0123456789"), nullptr);
+    EXPECT_EQ(keys.List().size(), 1u);
+}
+
 TEST(ClientKeyStateTest, RpmHoldsExactlyPerWindowWithAnExactRetryAfter) {
     config::ClientKey policy = Key("k", "x");
     policy.rpm = 3;

@@ -116,6 +116,21 @@ TEST(DeploymentHealthTest, CarryOverKeepsCooldownRateLimitDisableAndBudget) {
     EXPECT_EQ(fresh.AvailabilityAt(1, kT0).state, DeploymentState::kHealthy) << "untouched";
 }
 
+// A reload during a half-open probe: the probe reports to the old health, so the new one must not
+// count it, or the deployment would stay blocked for good.
+TEST(DeploymentHealthTest, CarryOverDuringAProbeLeavesNoSlotTaken) {
+    DeploymentHealth old(1, BreakerOnly(1));
+    ASSERT_TRUE(old.Admit(0, kT0));
+    Report(old, 0, kT0, ErrorClass::kServerError);  // opens for 30 s
+    const TimePoint later = kT0 + seconds(31);
+    ASSERT_TRUE(old.Admit(0, later)) << "the half-open probe";
+    ASSERT_FALSE(old.Available(0, later)) << "its only slot is taken";
+    DeploymentHealth fresh(1, BreakerOnly(1));
+    fresh.CarryOver(old, 0, 0);
+    EXPECT_TRUE(fresh.Available(0, later));
+    EXPECT_TRUE(fresh.Admit(0, later)) << "a probe of its own";
+}
+
 // What the attempt engine reads: the state and the instant it lifts, read together. A cooldown on
 // top of a rate limit reads as cooling (sick), not as a rate limit worth waiting for.
 TEST(DeploymentHealthTest, AvailabilityNamesTheBlockerAndWhenItLifts) {

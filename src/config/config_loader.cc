@@ -9,9 +9,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <initializer_list>
+#include <limits>
 #include <set>
 #include <sstream>
 
+#include "config/client_key.h"
 #include "core/names.h"
 #include "core/sha256.h"
 
@@ -34,6 +36,7 @@ class Reader final {
     void FailAt(int line, std::string message) {
         problems_.push_back({file_, line, std::move(message)});
     }
+    std::size_t ProblemCount() const { return problems_.size(); }
 
     // True if `node` is a map whose keys are all in `allowed`; reports each unknown key.
     bool CheckMap(const YAML::Node& node, std::string_view where,
@@ -123,16 +126,23 @@ class Reader final {
         out = Millis(ms);
     }
 
-    // A number greater than 0 (or at least 0 with `allow_zero`).
-    void Number(const YAML::Node& map, const char* key, double& out, bool allow_zero = false) {
+    // Any number; false when absent or not a number.
+    bool Real(const YAML::Node& map, const char* key, double& out) {
         const YAML::Node node = map[key];
-        if (!node.IsDefined() || node.IsNull()) return;
+        if (!node.IsDefined() || node.IsNull()) return false;
         try {
             out = node.as<double>();
         } catch (const YAML::Exception&) {
             Fail(node, std::string("'") + key + "' must be a number");
-            return;
+            return false;
         }
+        return true;
+    }
+
+    // A number greater than 0 (or at least 0 with `allow_zero`).
+    void Number(const YAML::Node& map, const char* key, double& out, bool allow_zero = false) {
+        if (!Real(map, key, out)) return;
+        const YAML::Node node = map[key];
         if (allow_zero ? !(out >= 0) : !(out > 0)) {
             Fail(node, std::string("'") + key + "' must be " +
                            (allow_zero ? "at least 0" : "greater than 0"));
@@ -183,12 +193,10 @@ void ReadServer(Reader& r, const YAML::Node& node, ServerConfig& server) {
     r.SecretValue(node, "master_key", server.master_key);
     std::string mode;
     if (r.String(node, "stream_mode", mode)) {
-        if (mode == "interactive") {
-            server.stream_mode = StreamMode::kInteractive;
-        } else if (mode == "background") {
-            server.stream_mode = StreamMode::kBackground;
+        if (const auto parsed = ParseStreamMode(mode)) {
+            server.stream_mode = *parsed;
         } else {
-            r.Fail(node["stream_mode"], "'stream_mode' must be 'interactive' or 'background'");
+            r.Fail(node["stream_mode"], "'stream_mode' must be " + std::string(kStreamModeChoices));
         }
     }
 }
@@ -625,12 +633,14 @@ void ReadLimits(Reader& r, const YAML::Node& node, LimitsConfig& limits) {
     }
 }
 
-// Client keys: the plaintext only from the environment (or just its SHA-256), never inline.
+// Client keys: the plaintext only from the environment (or just its SHA-256), never inline. Each
+// field is read as YAML here; its bounds are ValidateClientKey's.
 void ReadKeys(Reader& r, const YAML::Node& node, Config& config) {
     if (!node.IsSequence()) {
         r.Fail(node, "'keys' must be a list of client keys");
         return;
     }
+    constexpr long long kAnyInteger = std::numeric_limits<long long>::max();
     std::set<std::string> names;
     std::set<std::string> hashes;
     for (const auto& entry : node) {
@@ -641,24 +651,36 @@ void ReadKeys(Reader& r, const YAML::Node& node, Config& config) {
                          "lane", "fallbacks", "stream_mode", "slow_start_ms"})) {
             continue;
         }
-        r.Name(entry, "name", key.name, /*required=*/true);
+        // Fields already reported as unreadable; their bounds are not checked again.
+        std::set<std::string> unread;
+        const auto read = [&](const char* field, const auto& read_field) {
+            const std::size_t before = r.ProblemCount();
+            read_field();
+            if (r.ProblemCount() != before) unread.insert(field);
+        };
+        read("name", [&] { r.String(entry, "name", key.name, /*required=*/true); });
         if (!key.name.empty() && !names.insert(key.name).second) {
             r.Fail(entry["name"], "duplicate client key name '" + key.name + "'");
         }
         std::string text;
-        if (r.String(entry, "key", text)) {
+        read("key", [&] {
+            if (!r.String(entry, "key", text)) return;
             if (!std::string_view(text).starts_with(kEnvPrefix)) {
-                r.Fail(
-                    entry["key"],
-                    "client key '" + key.name +
-                        "': 'key' must be os.environ/NAME (or give 'key_sha256'); plaintext keys "
-                        "are not accepted in the config");
-            } else {
-                Secret secret;
-                r.SecretValue(entry, "key", secret);
-                if (!secret.Empty()) key.sha256 = core::Sha256Hex(secret.Reveal());
+                r.Fail(entry["key"],
+                       "client key '" + key.name +
+                           "': 'key' must be os.environ/NAME (or give 'key_sha256'); plaintext "
+                           "keys are not accepted in the config");
+                return;
             }
-        }
+            Secret secret;
+            r.SecretValue(entry, "key", secret);
+            if (secret.Empty()) return;
+            if (const auto problem = ValidateKeyText(secret.Reveal())) {
+                r.Fail(entry["key"], problem->message);
+                return;
+            }
+            key.sha256 = core::Sha256Hex(secret.Reveal());
+        });
         if (r.String(entry, "key_sha256", text)) {
             std::string hex = text;
             std::transform(hex.begin(), hex.end(), hex.begin(),
@@ -678,48 +700,35 @@ void ReadKeys(Reader& r, const YAML::Node& node, Config& config) {
         if (!key.sha256.empty() && !hashes.insert(key.sha256).second) {
             r.Fail(entry, "client key '" + key.name + "' has the same key as another");
         }
-        const Secret& master = config.server.master_key;
-        if (!key.sha256.empty() && !master.Empty() &&
-            key.sha256 == core::Sha256Hex(master.Reveal())) {
-            // The master key is never limited: as a client key it would silently escape the
-            // key's limits, so it cannot be one.
-            r.Fail(entry, "client key '" + key.name + "' is the master key");
-        }
-        r.Integer(entry, "rpm", key.rpm, 0, 1'000'000'000);
-        r.Integer(entry, "tpm", key.tpm, 0, 1'000'000'000'000LL);
-        r.Number(entry, "monthly_budget", key.monthly_budget, /*allow_zero=*/true);
-        ReadGroupList(r, entry, "models", key.models);
-        for (const std::string& group : key.models) {
-            if (config.FindGroup(group) == nullptr) {
-                r.Fail(entry["models"],
-                       "client key '" + key.name + "' allows unknown model group '" + group + "'");
-            }
-        }
+        read("rpm", [&] { r.Integer(entry, "rpm", key.rpm, -kAnyInteger, kAnyInteger); });
+        read("tpm", [&] { r.Integer(entry, "tpm", key.tpm, -kAnyInteger, kAnyInteger); });
+        read("slow_start_ms", [&] {
+            long long ramp = 0;
+            r.Integer(entry, "slow_start_ms", ramp, -kAnyInteger, kAnyInteger);
+            key.slow_start = Millis(ramp);
+        });
+        read("monthly_budget", [&] { r.Real(entry, "monthly_budget", key.monthly_budget); });
+        read("models", [&] { ReadGroupList(r, entry, "models", key.models); });
         key.lane_name = config.limits.lanes.empty() ? "" : config.limits.lanes[0].name;
-        std::string lane;
-        if (r.String(entry, "lane", lane)) {
-            if (const auto index = config.limits.FindLane(lane)) {
-                key.lane = *index;
-                key.lane_name = lane;
-            } else {
-                r.Fail(entry["lane"],
-                       "client key '" + key.name + "' names unknown lane '" + lane + "'");
-            }
-        }
+        read("lane", [&] { r.String(entry, "lane", key.lane_name); });
         r.Bool(entry, "fallbacks", key.fallbacks);
         std::string mode;
         if (r.String(entry, "stream_mode", mode)) {
-            if (mode == "interactive") {
-                key.stream_mode = StreamMode::kInteractive;
-            } else if (mode == "background") {
-                key.stream_mode = StreamMode::kBackground;
-            } else {
-                r.Fail(entry["stream_mode"], "'stream_mode' must be 'interactive' or 'background'");
+            key.stream_mode = ParseStreamMode(mode);
+            if (!key.stream_mode) {
+                r.Fail(entry["stream_mode"],
+                       "'stream_mode' must be " + std::string(kStreamModeChoices));
             }
         }
-        long long ramp = 0;
-        r.Integer(entry, "slow_start_ms", ramp, 0, 24LL * 3600 * 1000);
-        key.slow_start = Millis(ramp);
+        for (const ClientKeyProblem& problem : ValidateClientKey(key, config)) {
+            if (unread.contains(problem.field)) continue;
+            // A key given as its hash is the `key_sha256` line.
+            const YAML::Node at = problem.field == "key" && !entry["key"].IsDefined()
+                                      ? entry["key_sha256"]
+                                      : entry[problem.field];
+            r.Fail(at.IsDefined() ? at : entry, problem.message);
+        }
+        key.lane = config.limits.FindLane(key.lane_name).value_or(0);
         config.keys.push_back(std::move(key));
     }
 }

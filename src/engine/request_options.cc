@@ -3,12 +3,16 @@
 #include <algorithm>
 #include <charconv>
 
+#include "config/client_key.h"
+#include "core/names.h"
+
 namespace switchyard::engine {
 namespace {
 
 using std::chrono::milliseconds;
 
 constexpr milliseconds kMaxOverride{10 * 60 * 1000};
+constexpr std::string_view kStreamModeHeader = "x-switchyard-stream-mode";
 
 }  // namespace
 
@@ -20,9 +24,11 @@ int HeaderInt(const HeaderLookup& header, std::string_view name) {
     return ec == std::errc() && end == text->data() + text->size() && value >= 0 ? value : -1;
 }
 
-RequestOptions ReadRequestOptions(const config::Config& config, const HeaderLookup& header,
-                                  const config::ClientKey* key, bool stream,
-                                  std::int64_t max_tokens) {
+std::variant<RequestOptions, core::LocalError> ReadRequestOptions(const config::Config& config,
+                                                                  const HeaderLookup& header,
+                                                                  const config::ClientKey* key,
+                                                                  bool stream,
+                                                                  std::int64_t max_tokens) {
     RequestOptions o;
     o.deadline = config.retry.deadline;
     for (const char* name : {"x-switchyard-deadline-ms", "x-switchyard-timeout-total-ms"}) {
@@ -42,7 +48,17 @@ RequestOptions ReadRequestOptions(const config::Config& config, const HeaderLook
     if (key != nullptr && key->stream_mode) {
         o.background = *key->stream_mode == config::StreamMode::kBackground;
     }
-    if (const auto mode = header("x-switchyard-stream-mode")) o.background = *mode == "background";
+    if (const auto text = header(kStreamModeHeader)) {
+        const std::optional<config::StreamMode> mode = config::ParseStreamMode(*text);
+        if (!mode) {
+            return core::LocalError{core::ErrorKind::kInvalidRequest,
+                                    "Unknown stream mode '" + core::Printable(*text) + "' in " +
+                                        std::string(kStreamModeHeader) + ": it must be " +
+                                        std::string(config::kStreamModeChoices) + ".",
+                                    std::string(kStreamModeHeader)};
+        }
+        o.background = *mode == config::StreamMode::kBackground;
+    }
     o.stream_upstream = !stream && (HeaderInt(header, "x-switchyard-stream-upstream") == 1 ||
                                     (o.timeouts.stream_upstream_over_max_tokens > 0 &&
                                      max_tokens > o.timeouts.stream_upstream_over_max_tokens));

@@ -5,8 +5,10 @@
 #include <functional>
 #include <optional>
 #include <string_view>
+#include <variant>
 
 #include "config/config.h"
+#include "core/error.h"
 #include "engine/attempt_state.h"
 
 namespace switchyard::engine {
@@ -26,13 +28,14 @@ struct RequestOptions {
     int client_retry_count = 0;    // x-stainless-retry-count: the client SDK's own retry number
 };
 
-// Reads the options (pure). Headers, each ignored when malformed:
+// Reads the options (pure). Headers, each ignored when malformed unless said otherwise:
 //  - x-switchyard-deadline-ms / x-switchyard-timeout-total-ms: the request's deadline (named after
 //    the Vercel AI SDK's totalMs), at most 10 minutes;
 //  - x-switchyard-timeout-step-ms: one attempt's total time (stepMs);
 //  - x-switchyard-timeout-chunk-ms: between stream events, and at most that to the first token
 //    (chunkMs);
 //  - x-switchyard-stream-mode: interactive | background (over the key's and the server's mode);
+//    any other value is refused: the result is then an invalid-request error naming the header;
 //  - x-switchyard-stream-upstream: 1 streams a JSON request upstream (also when max_tokens is over
 //    timeouts.stream_upstream_over_max_tokens);
 //  - x-switchyard-no-fallbacks: 1 (or a key with `fallbacks: false`) keeps to the requested groups;
@@ -40,9 +43,11 @@ struct RequestOptions {
 //    retried, so this one makes one attempt per target that can serve now and never waits for a
 //    rate limit (docs/resilience.md#one-layer-retries).
 // `key` is the client key's policy, or null.
-RequestOptions ReadRequestOptions(const config::Config& config, const HeaderLookup& header,
-                                  const config::ClientKey* key, bool stream,
-                                  std::int64_t max_tokens);
+std::variant<RequestOptions, core::LocalError> ReadRequestOptions(const config::Config& config,
+                                                                  const HeaderLookup& header,
+                                                                  const config::ClientKey* key,
+                                                                  bool stream,
+                                                                  std::int64_t max_tokens);
 
 // A header's value as a non-negative integer; -1 when absent or malformed.
 int HeaderInt(const HeaderLookup& header, std::string_view name);

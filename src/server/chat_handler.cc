@@ -617,9 +617,15 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
         if (it == ctx.request.end()) return std::nullopt;
         return std::string_view(it->value());
     };
-    const engine::RequestOptions options = engine::ReadRequestOptions(
-        config, header, settlement.key ? &settlement.key->Policy() : nullptr, request.stream,
-        request.max_tokens);
+    auto read = engine::ReadRequestOptions(config, header,
+                                           settlement.key ? &settlement.key->Policy() : nullptr,
+                                           request.stream, request.max_tokens);
+    if (auto* invalid = std::get_if<core::LocalError>(&read)) {
+        const Unanswered refusal = std::move(*invalid);
+        co_await WriteUnanswered(ctx, nullptr, refusal);
+        co_return;
+    }
+    const engine::RequestOptions& options = std::get<engine::RequestOptions>(read);
     if (options.client_retry_count > 0) {
         // A client SDK retrying on top of the gateway: retries in two layers multiply load.
         ctx.record.client_retry_count = options.client_retry_count;

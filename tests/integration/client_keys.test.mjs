@@ -209,3 +209,52 @@ test('admin endpoints manage keys at run time with the master key', async () => 
   assert.equal((await chat(body.key)).status, 401);
   assert.equal((await admin('DELETE', '/admin/keys/runtime')).status, 404);
 });
+
+test('an unknown x-switchyard-stream-mode is a 400 in the client\'s wire format, naming the header', async () => {
+  await mock.reset();
+  const openai = await chat(KEYS.OPEN_KEY, {}, { 'x-switchyard-stream-mode': 'sideways' });
+  assert.equal(openai.status, 400, openai.body);
+  const error = JSON.parse(openai.body).error;
+  assert.equal(error.type, 'invalid_request_error');
+  assert.equal(error.param, 'x-switchyard-stream-mode');
+  assert.match(error.message, /'sideways' in x-switchyard-stream-mode/);
+  assert.match(error.message, /'interactive' or 'background'/);
+  const anthropic = await request(gateway.port, {
+    path: '/v1/messages',
+    headers: { 'x-api-key': KEYS.OPEN_KEY, 'anthropic-version': '2023-06-01',
+               'x-switchyard-stream-mode': 'Background' },
+    body: { model: 'a', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
+  });
+  assert.equal(anthropic.status, 400, anthropic.body);
+  const envelope = JSON.parse(anthropic.body);
+  assert.equal(envelope.type, 'error');
+  assert.equal(envelope.error.type, 'invalid_request_error');
+  assert.match(envelope.error.message, /x-switchyard-stream-mode/);
+  assert.equal((await mock.stats()).requests.length, 0, 'neither reached the upstream');
+  for (const mode of ['interactive', 'background']) {
+    const served = await chat(KEYS.OPEN_KEY, { stream: true }, { 'x-switchyard-stream-mode': mode });
+    assert.equal(served.status, 200, `${mode}: ${served.body}`);
+  }
+});
+
+test('the admin API holds a key to the bounds the config file does', async () => {
+  const accepted = await admin('POST', '/admin/keys',
+                               { name: 'bounds-max', rpm: 1_000_000_000, tpm: 1_000_000_000_000,
+                                 slow_start_ms: 86_400_000, monthly_budget: 0 });
+  assert.equal(accepted.status, 201, accepted.body);
+  for (const [field, value] of [['rpm', 1_000_000_001], ['tpm', 1_000_000_000_001],
+                                ['slow_start_ms', 86_400_001], ['rpm', -1]]) {
+    const refused = await admin('POST', '/admin/keys', { name: 'bounds-over', [field]: value });
+    assert.equal(refused.status, 400, `${field} ${value}: ${refused.body}`);
+    const error = JSON.parse(refused.body).error;
+    assert.equal(error.param, field);
+    assert.match(error.message, /must be a whole number from 0 to \d+\.$/);
+  }
+  const short = await admin('POST', '/admin/keys', { name: 'bounds-short', key: 'sk-15-character' });
+  assert.equal(short.status, 400);
+  assert.equal(JSON.parse(short.body).error.param, 'key');
+  const mode = await admin('POST', '/admin/keys', { name: 'bounds-mode', stream_mode: 'bg' });
+  assert.equal(mode.status, 400);
+  assert.equal(JSON.parse(mode.body).error.param, 'stream_mode');
+  assert.equal((await admin('DELETE', '/admin/keys/bounds-max')).status, 200);
+});

@@ -150,7 +150,8 @@ keys:
      models: [a], lane: backfill, fallbacks: false, stream_mode: background}
   - {name: old, key_sha256: "AA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD"}
 )";
-    const LoadResult result = LoadConfigText(kYaml, "k.yaml", FakeEnv({{"APP_KEY", "abc"}}));
+    const LoadResult result =
+        LoadConfigText(kYaml, "k.yaml", FakeEnv({{"APP_KEY", "sk-app-0123456789abcdef"}}));
     ASSERT_TRUE(result.config) << AllProblems(result);
     const Config& c = *result.config;
     EXPECT_EQ(c.models[0].deployments[0].limits.rpm, 60);
@@ -162,8 +163,8 @@ keys:
     EXPECT_EQ(c.limits.lanes[1].slow_start, Millis(30000));
     ASSERT_EQ(c.keys.size(), 2u);
     const ClientKey& app = c.keys[0];
-    // Only the SHA-256 of "abc" is kept.
-    EXPECT_EQ(app.sha256, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    // Only the key's SHA-256 is kept.
+    EXPECT_EQ(app.sha256, "2723a16ded038f26f4face19e2eae2f286dce341a9aacbc059a5c3533966f945");
     EXPECT_EQ(app.rpm, 600);
     EXPECT_EQ(app.tpm, 100000);
     EXPECT_DOUBLE_EQ(app.monthly_budget, 25.5);
@@ -186,8 +187,9 @@ keys:
   - {name: none}
   - {name: short, key_sha256: abc}
 )";
-    const LoadResult result =
-        LoadConfigText(kYaml, "k.yaml", FakeEnv({{"K", "one"}, {"K2", "two"}}));
+    const LoadResult result = LoadConfigText(
+        kYaml, "k.yaml",
+        FakeEnv({{"K", "sk-one-0123456789abcdef"}, {"K2", "sk-two-0123456789abcdef"}}));
     EXPECT_TRUE(HasProblem(result, 5, "plaintext keys are not accepted")) << AllProblems(result);
     EXPECT_TRUE(HasProblem(result, 6, "unknown lane 'nowhere'")) << AllProblems(result);
     EXPECT_TRUE(HasProblem(result, 7, "unknown model group 'zzz'")) << AllProblems(result);

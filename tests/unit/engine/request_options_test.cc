@@ -21,6 +21,17 @@ struct Headers {
     }
 };
 
+// The options of a request that is not refused.
+RequestOptions Read(const config::Config& config, const HeaderLookup& header,
+                    const config::ClientKey* key, bool stream, std::int64_t max_tokens) {
+    auto read = ReadRequestOptions(config, header, key, stream, max_tokens);
+    if (const auto* error = std::get_if<core::LocalError>(&read)) {
+        ADD_FAILURE() << "refused: " << error->message;
+        return {};
+    }
+    return std::get<RequestOptions>(read);
+}
+
 config::Config Base() {
     config::Config c;
     c.retry.max_attempts = 5;
@@ -33,7 +44,7 @@ config::Config Base() {
 
 TEST(RequestOptionsTest, TheConfigAppliesWhenNoHeaderSaysOtherwise) {
     const config::Config c = Base();
-    const RequestOptions o = ReadRequestOptions(c, Headers{}.Lookup(), nullptr, false, 0);
+    const RequestOptions o = Read(c, Headers{}.Lookup(), nullptr, false, 0);
     EXPECT_EQ(o.deadline, milliseconds(45'000));
     EXPECT_EQ(o.policy.max_attempts, 5);
     EXPECT_EQ(o.policy.stage_retries, 2);
@@ -50,7 +61,7 @@ TEST(RequestOptionsTest, TimeoutHeadersOverrideWithinTenMinutes) {
     h.values = {{"x-switchyard-deadline-ms", "1200"},
                 {"x-switchyard-timeout-step-ms", "999999999"},
                 {"x-switchyard-timeout-chunk-ms", "300"}};
-    const RequestOptions o = ReadRequestOptions(Base(), h.Lookup(), nullptr, true, 0);
+    const RequestOptions o = Read(Base(), h.Lookup(), nullptr, true, 0);
     EXPECT_EQ(o.deadline, milliseconds(1200));
     EXPECT_EQ(o.timeouts.total, milliseconds(600'000)) << "capped at ten minutes";
     EXPECT_EQ(o.timeouts.chunk, milliseconds(300));
@@ -62,7 +73,7 @@ TEST(RequestOptionsTest, MalformedHeadersAreIgnored) {
     h.values = {{"x-switchyard-deadline-ms", "12s"},
                 {"x-switchyard-timeout-chunk-ms", "-5"},
                 {"x-stainless-retry-count", "one"}};
-    const RequestOptions o = ReadRequestOptions(Base(), h.Lookup(), nullptr, false, 0);
+    const RequestOptions o = Read(Base(), h.Lookup(), nullptr, false, 0);
     EXPECT_EQ(o.deadline, milliseconds(45'000));
     EXPECT_EQ(o.timeouts.chunk, milliseconds(10'000));
     EXPECT_TRUE(o.policy.retries);
@@ -71,44 +82,77 @@ TEST(RequestOptionsTest, MalformedHeadersAreIgnored) {
 TEST(RequestOptionsTest, AClientRetryGetsNoRetriesOfItsOwn) {
     Headers h;
     h.values = {{"x-stainless-retry-count", "1"}};
-    const RequestOptions o = ReadRequestOptions(Base(), h.Lookup(), nullptr, false, 0);
+    const RequestOptions o = Read(Base(), h.Lookup(), nullptr, false, 0);
     EXPECT_EQ(o.client_retry_count, 1);
     EXPECT_FALSE(o.policy.retries);
     h.values = {{"x-stainless-retry-count", "0"}};
-    EXPECT_TRUE(ReadRequestOptions(Base(), h.Lookup(), nullptr, false, 0).policy.retries)
+    EXPECT_TRUE(Read(Base(), h.Lookup(), nullptr, false, 0).policy.retries)
         << "the SDK's first attempt";
 }
 
 TEST(RequestOptionsTest, StreamModeFromServerKeyAndHeaderInThatOrder) {
     config::Config c = Base();
     c.server.stream_mode = config::StreamMode::kBackground;
-    EXPECT_TRUE(ReadRequestOptions(c, Headers{}.Lookup(), nullptr, true, 0).background);
+    EXPECT_TRUE(Read(c, Headers{}.Lookup(), nullptr, true, 0).background);
     config::ClientKey key;
     key.stream_mode = config::StreamMode::kInteractive;
-    EXPECT_FALSE(ReadRequestOptions(c, Headers{}.Lookup(), &key, true, 0).background);
+    EXPECT_FALSE(Read(c, Headers{}.Lookup(), &key, true, 0).background);
     Headers h;
     h.values = {{"x-switchyard-stream-mode", "background"}};
-    EXPECT_TRUE(ReadRequestOptions(c, h.Lookup(), &key, true, 0).background);
+    EXPECT_TRUE(Read(c, h.Lookup(), &key, true, 0).background);
+}
+
+TEST(RequestOptionsTest, EachStreamModeHeaderValueOverridesTheKey) {
+    config::Config c = Base();
+    config::ClientKey key;
+    key.stream_mode = config::StreamMode::kBackground;
+    Headers h;
+    h.values = {{"x-switchyard-stream-mode", "interactive"}};
+    EXPECT_FALSE(Read(c, h.Lookup(), &key, true, 0).background);
+    h.values = {{"x-switchyard-stream-mode", "background"}};
+    EXPECT_TRUE(Read(c, h.Lookup(), nullptr, true, 0).background);
+}
+
+TEST(RequestOptionsTest, AnUnknownStreamModeHeaderIsAnInvalidRequestNamingTheHeader) {
+    for (const char* value : {"", "Background", "bg", "background ", "interactive,background"}) {
+        Headers h;
+        h.values = {{"x-switchyard-stream-mode", value}};
+        const auto read = ReadRequestOptions(Base(), h.Lookup(), nullptr, true, 0);
+        const auto* error = std::get_if<core::LocalError>(&read);
+        ASSERT_NE(error, nullptr) << "'" << value << "' was accepted";
+        EXPECT_EQ(error->kind, core::ErrorKind::kInvalidRequest);
+        EXPECT_EQ(error->param, "x-switchyard-stream-mode");
+        EXPECT_NE(error->message.find("x-switchyard-stream-mode"), std::string::npos)
+            << error->message;
+        EXPECT_NE(error->message.find("'interactive' or 'background'"), std::string::npos)
+            << error->message;
+    }
+    Headers h;
+    h.values = {{"x-switchyard-stream-mode", "bad\"value\r"}};
+    const auto read = ReadRequestOptions(Base(), h.Lookup(), nullptr, true, 0);
+    ASSERT_TRUE(std::holds_alternative<core::LocalError>(read));
+    EXPECT_NE(std::get<core::LocalError>(read).message.find("'bad%22value%0D'"), std::string::npos)
+        << "the value is echoed printable: " << std::get<core::LocalError>(read).message;
 }
 
 TEST(RequestOptionsTest, LongGenerationsAreStreamedUpstream) {
     const config::Config c = Base();
-    EXPECT_FALSE(ReadRequestOptions(c, Headers{}.Lookup(), nullptr, false, 21'333).stream_upstream);
-    EXPECT_TRUE(ReadRequestOptions(c, Headers{}.Lookup(), nullptr, false, 21'334).stream_upstream);
-    EXPECT_FALSE(ReadRequestOptions(c, Headers{}.Lookup(), nullptr, true, 50'000).stream_upstream)
+    EXPECT_FALSE(Read(c, Headers{}.Lookup(), nullptr, false, 21'333).stream_upstream);
+    EXPECT_TRUE(Read(c, Headers{}.Lookup(), nullptr, false, 21'334).stream_upstream);
+    EXPECT_FALSE(Read(c, Headers{}.Lookup(), nullptr, true, 50'000).stream_upstream)
         << "a streaming request streams anyway";
     Headers h;
     h.values = {{"x-switchyard-stream-upstream", "1"}};
-    EXPECT_TRUE(ReadRequestOptions(c, h.Lookup(), nullptr, false, 10).stream_upstream);
+    EXPECT_TRUE(Read(c, h.Lookup(), nullptr, false, 10).stream_upstream);
 }
 
 TEST(RequestOptionsTest, FallbacksOffByHeaderOrKey) {
     Headers h;
     h.values = {{"x-switchyard-no-fallbacks", "1"}};
-    EXPECT_FALSE(ReadRequestOptions(Base(), h.Lookup(), nullptr, false, 0).fallbacks);
+    EXPECT_FALSE(Read(Base(), h.Lookup(), nullptr, false, 0).fallbacks);
     config::ClientKey key;
     key.fallbacks = false;
-    EXPECT_FALSE(ReadRequestOptions(Base(), Headers{}.Lookup(), &key, false, 0).fallbacks);
+    EXPECT_FALSE(Read(Base(), Headers{}.Lookup(), &key, false, 0).fallbacks);
 }
 
 }  // namespace

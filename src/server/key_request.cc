@@ -1,0 +1,126 @@
+#include "server/key_request.h"
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+
+#include "config/client_key.h"
+#include "core/json.h"
+#include "core/sha256.h"
+
+namespace switchyard::server {
+namespace {
+
+core::LocalError Invalid(std::string message, std::string_view field) {
+    return {core::ErrorKind::kInvalidRequest, std::move(message), std::string(field)};
+}
+
+// A whole number from `o[name]` (absent or null: `out` unchanged). One beyond the 64-bit range
+// saturates, so its bound is what refuses it.
+std::optional<core::LocalError> ReadWhole(const boost::json::object& o, std::string_view name,
+                                          std::int64_t& out) {
+    const boost::json::value* v = o.if_contains(name);
+    if (v == nullptr || v->is_null()) return std::nullopt;
+    if (v->is_int64()) {
+        out = v->get_int64();
+        return std::nullopt;
+    }
+    if (v->is_uint64()) {
+        out = std::numeric_limits<std::int64_t>::max();  // a uint64 is always above INT64_MAX
+        return std::nullopt;
+    }
+    if (v->is_double() && std::isfinite(v->get_double()) &&
+        std::floor(v->get_double()) == v->get_double()) {
+        const double d = v->get_double();
+        constexpr double kLimit = 9.2e18;  // within the int64 range
+        out = d >= kLimit    ? std::numeric_limits<std::int64_t>::max()
+              : d <= -kLimit ? std::numeric_limits<std::int64_t>::min()
+                             : static_cast<std::int64_t>(d);
+        return std::nullopt;
+    }
+    return Invalid("'" + std::string(name) + "' must be a whole number.", name);
+}
+
+}  // namespace
+
+std::variant<KeyRequest, core::LocalError> ParseKeyRequest(std::string_view body,
+                                                           const config::Config& config) {
+    boost::system::error_code ec;
+    const boost::json::value parsed = core::ParseJson(body, ec);
+    if (ec || !parsed.is_object()) {
+        return core::LocalError{core::ErrorKind::kMalformedJson, "The body must be a JSON object."};
+    }
+    const boost::json::object& o = parsed.get_object();
+    static constexpr std::string_view kKnown[] = {
+        "name",   "key",  "rpm",       "tpm",         "monthly_budget",
+        "models", "lane", "fallbacks", "stream_mode", "slow_start_ms"};
+    for (const auto& entry : o) {
+        if (std::find(std::begin(kKnown), std::end(kKnown), entry.key()) == std::end(kKnown)) {
+            return Invalid("Unknown field '" + std::string(entry.key()) + "'.", entry.key());
+        }
+    }
+    KeyRequest request;
+    config::ClientKey& key = request.key;
+    key.lane_name = config.limits.lanes.empty() ? "" : config.limits.lanes[0].name;
+    // A missing or non-string name stays empty: ValidateClientKey refuses it.
+    if (const boost::json::value* name = o.if_contains("name"); name && name->is_string()) {
+        key.name = name->get_string();
+    }
+    if (const boost::json::value* k = o.if_contains("key")) {
+        if (!k->is_string()) {
+            return Invalid("'key' must be a string (or omit it to have one generated).", "key");
+        }
+        if (const auto problem = config::ValidateKeyText(k->get_string())) {
+            return Invalid(problem->message + " (or omit it to have one generated).", "key");
+        }
+        key.sha256 = core::Sha256Hex(k->get_string());  // chosen by the caller: never echoed
+    } else {
+        request.plaintext = core::NewClientKey();
+        key.sha256 = core::Sha256Hex(request.plaintext);
+    }
+    std::int64_t slow_start_ms = 0;
+    if (auto error = ReadWhole(o, "rpm", key.rpm)) return std::move(*error);
+    if (auto error = ReadWhole(o, "tpm", key.tpm)) return std::move(*error);
+    if (auto error = ReadWhole(o, "slow_start_ms", slow_start_ms)) return std::move(*error);
+    key.slow_start = config::Millis(slow_start_ms);
+    if (const boost::json::value* b = o.if_contains("monthly_budget"); b && !b->is_null()) {
+        if (!b->is_number()) return Invalid("'monthly_budget' must be a number.", "monthly_budget");
+        key.monthly_budget = b->to_number<double>();
+    }
+    if (const boost::json::value* m = o.if_contains("models"); m && !m->is_null()) {
+        if (!m->is_array()) {
+            return Invalid("'models' must be a list of model group names.", "models");
+        }
+        for (const auto& group : m->get_array()) {
+            if (!group.is_string()) {
+                return Invalid("'models' must be a list of model group names.", "models");
+            }
+            key.models.emplace_back(group.get_string());
+        }
+    }
+    if (const boost::json::value* l = o.if_contains("lane"); l && !l->is_null()) {
+        if (!l->is_string())
+            return Invalid("'lane' must be the name of a configured lane.", "lane");
+        key.lane_name = l->get_string();
+    }
+    if (const boost::json::value* f = o.if_contains("fallbacks"); f && !f->is_null()) {
+        if (!f->is_bool()) return Invalid("'fallbacks' must be true or false.", "fallbacks");
+        key.fallbacks = f->get_bool();
+    }
+    if (const boost::json::value* s = o.if_contains("stream_mode"); s && !s->is_null()) {
+        key.stream_mode = s->is_string() ? config::ParseStreamMode(s->get_string()) : std::nullopt;
+        if (!key.stream_mode) {
+            return Invalid("'stream_mode' must be " + std::string(config::kStreamModeChoices) + ".",
+                           "stream_mode");
+        }
+    }
+    const std::vector<config::ClientKeyProblem> problems = config::ValidateClientKey(key, config);
+    if (!problems.empty()) return Invalid(problems.front().message + ".", problems.front().field);
+    key.lane = config.limits.FindLane(key.lane_name).value_or(0);
+    return request;
+}
+
+}  // namespace switchyard::server

@@ -14,7 +14,7 @@ if ! clang-format --dry-run -Werror "${files[@]}" 2>/tmp/switchyard-format.log; 
 fi
 
 banned=$(git grep -nE 'steady_clock::now\(\)|system_clock::now\(\)|std::random_device' -- src \
-             ':!src/core/clock.h' ':!src/server/server.cc' || true)
+             ':!src/core/clock.h' ':!src/server/server.cc' ':!src/main.cpp' || true)
 if [ -n "$banned" ]; then
     echo "$banned"
     echo "lint: read time through core::Clock and randomness through the worker's random source"

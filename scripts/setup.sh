@@ -13,6 +13,7 @@ packages=(
     libgtest-dev libgmock-dev libbenchmark-dev clang-format
     clang libclang-rt-14-dev
     nginx-light wrk util-linux procps
+    redis-server
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -29,8 +30,12 @@ if [ ${#missing[@]} -gt 0 ]; then
     $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The installed nginx service is not ours; the benchmark starts its own instance.
-if command -v systemctl >/dev/null 2>&1; then $SUDO systemctl disable --now nginx >/dev/null 2>&1 || true; fi
+# The installed nginx and Redis services are not ours; the benchmark and the tests start their
+# own instances on free ports.
+if command -v systemctl >/dev/null 2>&1; then
+    $SUDO systemctl disable --now nginx >/dev/null 2>&1 || true
+    $SUDO systemctl disable --now redis-server >/dev/null 2>&1 || true
+fi
 
 if [ ! -d tests/e2e/node_modules ] || [ tests/e2e/package.json -nt tests/e2e/node_modules ]; then
     echo "setup: installing npm packages for tests/e2e"

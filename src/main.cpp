@@ -3,15 +3,18 @@
 
 #include <fmt/format.h>
 
+#include <boost/json.hpp>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "config/config_loader.h"
@@ -25,8 +28,10 @@
 #include "limits/lanes.h"
 #include "observe/access_log.h"
 #include "observe/metrics.h"
+#include "server/key_request.h"
 #include "server/runtime.h"
 #include "server/server.h"
+#include "state/redis_state.h"
 #include "upstream/tls_contexts.h"
 
 namespace {
@@ -120,6 +125,42 @@ int Check(const std::string& path) {
     return 0;
 }
 
+// What this replica does with what the fleet's other replicas share (docs/state.md).
+state::RedisState::Handlers SharedStateHandlers(server::RuntimeSlot& runtime,
+                                                const core::Clock& clock,
+                                                limits::ClientKeys& keys) {
+    state::RedisState::Handlers handlers;
+    handlers.health = [&runtime, &clock](std::string_view deployment,
+                                         const routing::HealthChange& change) {
+        const std::shared_ptr<server::Runtime> current = runtime.Current();
+        if (const auto index = server::FindDeployment(*current->config, deployment)) {
+            current->health->Apply(*index, change, clock.Now());
+        }
+    };
+    handlers.deployments = [&runtime] {
+        std::vector<std::string> names;
+        for (const auto& group : runtime.Current()->config->models) {
+            for (const auto& d : group.deployments) names.push_back(d.name);
+        }
+        return names;
+    };
+    // A key another replica added: read as the admin API reads one, against this config.
+    const auto add = [&runtime, &keys](const boost::json::object& body) {
+        auto parsed =
+            server::ParseKeyRequest(boost::json::serialize(body), *runtime.Current()->config);
+        if (auto* request = std::get_if<server::KeyRequest>(&parsed)) {
+            std::string already;  // delivered twice, or read again after a reconnect
+            keys.Add(std::move(request->key), already);
+        }
+    };
+    handlers.key_added = add;
+    handlers.keys_loaded = [add](const std::vector<boost::json::object>& all) {
+        for (const auto& body : all) add(body);
+    };
+    handlers.key_removed = [&keys](std::string_view name) { keys.Remove(name); };
+    return handlers;
+}
+
 int Serve(const std::vector<std::string_view>& args) {
     std::optional<std::string> config_path;
     std::optional<std::string> listen;
@@ -170,7 +211,15 @@ int Serve(const std::vector<std::string_view>& args) {
     limits::ClientBudgets client_budgets(config->retry.budget_max_tokens,
                                          config->retry.budget_token_ratio);
     limits::ClientKeys keys(config->keys);
-    server::RuntimeSlot runtime(server::BuildRuntime(config, clock.Now(), nullptr));
+    // The fleet's shared state (docs/state.md); read at start only.
+    std::unique_ptr<state::RedisState> shared;
+    if (config->state.backend == config::StateConfig::Backend::kRedis) {
+        std::random_device seed;
+        shared = std::make_unique<state::RedisState>(
+            config->state, metrics, config->state.tls ? &tls->For(config->state.ca_file) : nullptr,
+            (std::uint64_t{seed()} << 32) | seed());
+    }
+    server::RuntimeSlot runtime(server::BuildRuntime(config, clock.Now(), nullptr, shared.get()));
     // A reload reads the same file with the same command-line overrides; what only a restart
     // changes (listen, workers, the access log, retry.budget) keeps its start-up value.
     std::mutex reloading;
@@ -198,12 +247,17 @@ int Serve(const std::vector<std::string_view>& args) {
         for (const auto& group : next->models) result.deployments += group.deployments.size();
         result.models = next->models.size();
         const std::vector<config::ClientKey> next_keys = next->keys;
-        runtime.Replace(server::BuildRuntime(std::move(next), clock.Now(), current.get()));
+        runtime.Replace(
+            server::BuildRuntime(std::move(next), clock.Now(), current.get(), shared.get()));
         keys.Reload(next_keys);  // after the swap: a key never names a lane its config lacks
         return result;
     };
     server::ServerContext context{runtime, clock,          metrics, *access_log,
                                   *tls,    client_budgets, keys,    reload};
+    if (shared) {
+        shared->SetHandlers(SharedStateHandlers(runtime, clock, keys));
+        context.shared = shared.get();
+    }
     // A SIGHUP before the server watches for it must not end the process.
     std::signal(SIGHUP, SIG_IGN);
     auto server = std::make_unique<server::Server>(context);
@@ -214,10 +268,11 @@ int Serve(const std::vector<std::string_view>& args) {
                    config->server.listen_port, e.what());
         return 1;
     }
-    fmt::print(stderr, "switchyard {} listening on {}:{}\n", kVersion, config->server.listen_host,
-               server->Port());
-    std::fflush(stderr);
-    const bool clean = server->Run();
+    const bool clean = server->Run([&] {
+        fmt::print(stderr, "switchyard {} listening on {}:{}\n", kVersion,
+                   config->server.listen_host, server->Port());
+        std::fflush(stderr);
+    });
     if (!clean) {
         access_log.reset();  // flush what was logged, then leave without unwinding the workers
         std::fflush(stdout);

@@ -224,6 +224,25 @@ struct LimitsConfig {
     std::optional<std::size_t> FindLane(std::string_view name) const;
 };
 
+// Where the state that protects providers lives (docs/state.md): in this process (the default,
+// for one replica), or in Redis, shared by every replica of a fleet.
+struct StateConfig {
+    enum class Backend { kMemory, kRedis } backend = Backend::kMemory;
+    std::string url = "redis://127.0.0.1:6379/0";  // redis:// or rediss:// (TLS)
+    std::string host = "127.0.0.1";                // parsed from url
+    std::uint16_t port = 6379;
+    int db = 0;
+    std::string username;  // from url
+    Secret password;       // `password: os.environ/NAME`, or the url's
+    bool tls = false;      // rediss://, or `tls: true`
+    std::string ca_file;   // extra trust anchors for Redis's certificate
+    std::string key_prefix = "switchyard:";
+    // Each Redis operation on a request's way gets this long; then the replica decides from its
+    // own state (and counts a fallback).
+    Millis timeout{10};
+    Millis connect_timeout{1'000};
+};
+
 // A client (virtual) key. Only its SHA-256 is kept; the plaintext comes from the environment or
 // is handed out once by the admin API.
 struct ClientKey {
@@ -251,6 +270,7 @@ struct Config {
     AlertConfig alerts;
     DegradationConfig degradation;
     LimitsConfig limits;
+    StateConfig state;
     std::vector<ClientKey> keys;
     std::vector<ModelGroup> models;
     std::size_t deployment_count = 0;

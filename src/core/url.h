@@ -24,6 +24,20 @@ struct BaseUrl {
 // `error` to a one-line reason.
 std::optional<BaseUrl> ParseBaseUrl(std::string_view url, std::string& error);
 
+// A Redis server's address: redis://[user[:password]@]host[:port][/db], or rediss:// for TLS.
+struct RedisUrl {
+    bool tls = false;
+    std::string host;
+    std::uint16_t port = 6379;
+    std::string username;
+    std::string password;
+    int db = 0;
+};
+
+// Parses a redis:// or rediss:// URL. On failure returns nullopt and sets `error` to a one-line
+// reason that never contains the password.
+std::optional<RedisUrl> ParseRedisUrl(std::string_view url, std::string& error);
+
 // Parses "host:port" (host may be empty, meaning 0.0.0.0; port 0 means any free port).
 bool ParseHostPort(std::string_view text, std::string& host, std::uint16_t& port);
 

@@ -91,6 +91,11 @@ void Metrics::CountHeadroomWait(std::string_view lane) {
     CountLimitEvent("switchyard_headroom_waits_total", fmt::format("lane=\"{}\"", Escape(lane)));
 }
 
+void Metrics::CountStateFallback(std::string_view operation) {
+    CountLimitEvent("switchyard_state_fallbacks_total",
+                    fmt::format("operation=\"{}\"", Escape(operation)));
+}
+
 void Metrics::CountShed(std::string_view lane) {
     CountLimitEvent("switchyard_shed_total", fmt::format("lane=\"{}\"", Escape(lane)));
 }
@@ -156,7 +161,10 @@ std::string Metrics::Render() const {
             {"switchyard_headroom_waits_total",
              "Times a request waited for upstream headroom, by lane."},
             {"switchyard_shed_total",
-             "Requests answered 429 because no deployment had headroom for their lane in time."}};
+             "Requests answered 429 because no deployment had headroom for their lane in time."},
+            {"switchyard_state_fallbacks_total",
+             "Shared-state operations decided from this replica's own state because Redis did "
+             "not answer in time, by operation."}};
         std::lock_guard lock(limit_mutex_);
         for (const auto& [name, help] : kLimitMetrics) {
             out += fmt::format("# HELP {0} {1}\n# TYPE {0} counter\n", name, help);
@@ -192,6 +200,14 @@ std::string Metrics::Render() const {
         "# TYPE switchyard_access_log_dropped_total counter\n"
         "switchyard_access_log_dropped_total {}\n",
         in_flight_.load(), connections_.load(), upstream_connects_.load(), log_dropped_.load());
+    if (const int up = state_up_.load(); up >= 0) {
+        out += fmt::format(
+            "# HELP switchyard_state_redis_up Whether every connection to the shared state's "
+            "Redis is up.\n"
+            "# TYPE switchyard_state_redis_up gauge\n"
+            "switchyard_state_redis_up {}\n",
+            up);
+    }
     return out;
 }
 

@@ -31,6 +31,10 @@ class Metrics final {
     void CountKeyRefusal(std::string_view key, std::string_view reason);
     void CountHeadroomWait(std::string_view lane);
     void CountShed(std::string_view lane);
+    // Shared state (Redis): an operation decided locally because Redis did not answer in time,
+    // and whether Redis is reachable (rendered once set).
+    void CountStateFallback(std::string_view operation);
+    void SetStateUp(int up) { state_up_.store(up, std::memory_order_relaxed); }
     void AddInFlight(int delta) { in_flight_.fetch_add(delta, std::memory_order_relaxed); }
     std::int64_t InFlight() const { return in_flight_.load(std::memory_order_relaxed); }
     void AddConnections(int delta) { connections_.fetch_add(delta, std::memory_order_relaxed); }
@@ -73,6 +77,7 @@ class Metrics final {
     std::atomic<std::uint64_t> log_dropped_{0};
     std::atomic<std::uint64_t> client_retries_{0};
     std::atomic<std::uint64_t> fallbacks_{0};
+    std::atomic<int> state_up_{-1};  // -1: no shared state
 };
 
 }  // namespace switchyard::observe

@@ -102,6 +102,17 @@ void CircuitBreaker::Reset() {
     probe_successes_ = 0;
 }
 
+void CircuitBreaker::OpenedElsewhere(TimePoint until) {
+    if (state_ == State::kOpen) until = std::max(until, open_until_);
+    state_ = State::kOpen;
+    open_until_ = until;
+    probes_in_flight_ = 0;
+    probe_successes_ = 0;
+    consecutive_failures_ = 0;
+    window_calls_ = 0;
+    window_failures_ = 0;
+}
+
 void CircuitBreaker::TakeStateFrom(const CircuitBreaker& old) {
     state_ = old.state_;
     open_until_ = old.open_until_;
@@ -141,6 +152,10 @@ void Cooldown::OnFailure(TimePoint now) {
         failures_ = 0;
         window_start_ = now;
     }
+}
+
+void Cooldown::CoolingElsewhere(TimePoint until) {
+    cooling_until_ = std::max(cooling_until_, until);
 }
 
 void Cooldown::Reset() {

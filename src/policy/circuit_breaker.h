@@ -46,6 +46,10 @@ class CircuitBreaker final {
     // with `old` (they report there), so none is counted here: no slot can be held for good.
     void TakeStateFrom(const CircuitBreaker& old);
 
+    // Another replica's breaker for the same deployment opened until `until`: this one is open
+    // until then too (a later end of its own stands), with clean counters.
+    void OpenedElsewhere(TimePoint until);
+
     TimePoint OpenUntil() const { return open_until_; }
 
   private:
@@ -84,6 +88,8 @@ class Cooldown final {
     void Reset();
     // A config reload: takes `old`'s state, keeps this cooldown's options.
     void TakeStateFrom(const Cooldown& old);
+    // Another replica benched the same deployment until `until`; extends, never shortens.
+    void CoolingElsewhere(TimePoint until);
 
   private:
     Options options_;

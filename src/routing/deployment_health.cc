@@ -103,7 +103,21 @@ bool DeploymentHealth::OnOutcome(std::size_t index, TimePoint now, WallTime wall
                                  std::optional<std::chrono::milliseconds> retry_after,
                                  std::optional<std::chrono::milliseconds> time_to_first_byte) {
     Entry& e = *entries_[index];
-    std::lock_guard lock(e.mutex);
+    std::vector<HealthChange> changes;
+    bool newly_disabled = false;
+    {
+        std::lock_guard lock(e.mutex);
+        const Marks before = MarksOf(e, now);
+        newly_disabled = Record(e, now, wall_now, error, retry_after, time_to_first_byte);
+        Changes(before, e, now, changes);
+    }
+    Tell(index, changes);
+    return newly_disabled;
+}
+
+bool DeploymentHealth::Record(Entry& e, TimePoint now, WallTime wall_now, ErrorClass error,
+                              std::optional<std::chrono::milliseconds> retry_after,
+                              std::optional<std::chrono::milliseconds> time_to_first_byte) {
     if (error != ErrorClass::kNone) {
         e.last_error_class = std::string(policy::Name(error));
         e.last_error_at = wall_now;
@@ -148,17 +162,105 @@ void DeploymentHealth::Abandon(std::size_t index, TimePoint now) {
     e.breaker.OnNeutral(now);
 }
 
-void DeploymentHealth::RateLimitedUntil(std::size_t index, TimePoint until) {
+void DeploymentHealth::RateLimitedUntil(std::size_t index, TimePoint until, TimePoint now) {
     Entry& e = *entries_[index];
-    std::lock_guard lock(e.mutex);
-    e.rate_limited_until = std::max(e.rate_limited_until, until);
+    std::vector<HealthChange> changes;
+    {
+        std::lock_guard lock(e.mutex);
+        const Marks before = MarksOf(e, now);
+        e.rate_limited_until = std::max(e.rate_limited_until, until);
+        Changes(before, e, now, changes);
+    }
+    Tell(index, changes);
 }
 
-void DeploymentHealth::Disable(std::size_t index, TimePoint until, std::string reason) {
+void DeploymentHealth::Disable(std::size_t index, TimePoint until, std::string reason,
+                               TimePoint now) {
+    Entry& e = *entries_[index];
+    std::vector<HealthChange> changes;
+    {
+        std::lock_guard lock(e.mutex);
+        const Marks before = MarksOf(e, now);
+        e.disabled_until = std::max(e.disabled_until, until);
+        e.disabled_reason = std::move(reason);
+        Changes(before, e, now, changes);
+    }
+    Tell(index, changes);
+}
+
+DeploymentHealth::Marks DeploymentHealth::MarksOf(const Entry& e, TimePoint now) {
+    return {e.rate_limited_until, e.cooldown.CoolingUntil(), e.breaker.OpenUntil(),
+            e.disabled_until, e.breaker.StateAt(now)};
+}
+
+void DeploymentHealth::Changes(const Marks& before, const Entry& e, TimePoint now,
+                               std::vector<HealthChange>& out) {
+    using Kind = HealthChange::Kind;
+    const auto remaining = [now](TimePoint until) {
+        return std::chrono::ceil<std::chrono::milliseconds>(until - now);
+    };
+    if (e.rate_limited_until > before.rate_limited_until && e.rate_limited_until > now) {
+        out.push_back({Kind::kRateLimited, remaining(e.rate_limited_until), {}});
+    }
+    const TimePoint cooling = e.cooldown.CoolingUntil();
+    if (cooling > before.cooling_until && cooling > now) {
+        out.push_back({Kind::kCooling, remaining(cooling), {}});
+    }
+    const policy::CircuitBreaker::State breaker = e.breaker.StateAt(now);
+    if (breaker == policy::CircuitBreaker::State::kOpen &&
+        e.breaker.OpenUntil() != before.open_until) {
+        out.push_back({Kind::kBreakerOpen, remaining(e.breaker.OpenUntil()), {}});
+    }
+    if (breaker == policy::CircuitBreaker::State::kClosed &&
+        before.breaker != policy::CircuitBreaker::State::kClosed) {
+        out.push_back({Kind::kBreakerClosed, {}, {}});
+    }
+    if (e.disabled_until > before.disabled_until && e.disabled_until > now) {
+        out.push_back({Kind::kDisabled, remaining(e.disabled_until), e.disabled_reason});
+    }
+}
+
+void DeploymentHealth::Tell(std::size_t index, const std::vector<HealthChange>& changes) const {
+    if (!listener_) return;
+    for (const HealthChange& change : changes) listener_(index, change);
+}
+
+void DeploymentHealth::Apply(std::size_t index, const HealthChange& change, TimePoint now) {
+    using Kind = HealthChange::Kind;
     Entry& e = *entries_[index];
     std::lock_guard lock(e.mutex);
-    e.disabled_until = std::max(e.disabled_until, until);
-    e.disabled_reason = std::move(reason);
+    const TimePoint until = now + change.remaining;
+    switch (change.kind) {
+        case Kind::kRateLimited:
+            e.rate_limited_until = std::max(e.rate_limited_until, until);
+            break;
+        case Kind::kCooling:
+            e.cooldown.CoolingElsewhere(until);
+            break;
+        case Kind::kBreakerOpen:
+            e.breaker.OpenedElsewhere(until);
+            break;
+        case Kind::kBreakerClosed:
+            if (e.breaker.StateAt(now) != policy::CircuitBreaker::State::kClosed) {
+                e.breaker.Reset();
+            }
+            break;
+        case Kind::kDisabled:
+            e.disabled_until = std::max(e.disabled_until, until);
+            e.disabled_reason = change.reason;
+            break;
+        case Kind::kEnabled:
+            Clear(e);
+            break;
+    }
+}
+
+void DeploymentHealth::Clear(Entry& e) {
+    e.disabled_until = {};
+    e.disabled_reason.clear();
+    e.rate_limited_until = {};
+    e.cooldown.Reset();
+    e.breaker.Reset();
 }
 
 void DeploymentHealth::CarryOver(const DeploymentHealth& old, std::size_t from, std::size_t to) {
@@ -179,12 +281,11 @@ void DeploymentHealth::CarryOver(const DeploymentHealth& old, std::size_t from, 
 
 void DeploymentHealth::Enable(std::size_t index) {
     Entry& e = *entries_[index];
-    std::lock_guard lock(e.mutex);
-    e.disabled_until = {};
-    e.disabled_reason.clear();
-    e.rate_limited_until = {};
-    e.cooldown.Reset();
-    e.breaker.Reset();
+    {
+        std::lock_guard lock(e.mutex);
+        Clear(e);
+    }
+    Tell(index, {HealthChange{HealthChange::Kind::kEnabled, {}, {}}});
 }
 
 void DeploymentHealth::NoteHeadroom(std::size_t index, const policy::RateLimitHeaders& headroom) {
@@ -230,6 +331,33 @@ DeploymentSnapshot DeploymentHealth::Snapshot(std::size_t index, TimePoint now) 
     s.retry_budget_tokens = e.budget->Tokens();
     s.headroom = e.headroom;
     return s;
+}
+
+namespace {
+
+constexpr std::pair<HealthChange::Kind, std::string_view> kChangeNames[] = {
+    {HealthChange::Kind::kRateLimited, "rate_limited"},
+    {HealthChange::Kind::kCooling, "cooling"},
+    {HealthChange::Kind::kBreakerOpen, "breaker_open"},
+    {HealthChange::Kind::kBreakerClosed, "breaker_closed"},
+    {HealthChange::Kind::kDisabled, "disabled"},
+    {HealthChange::Kind::kEnabled, "enabled"},
+};
+
+}  // namespace
+
+std::string_view Name(HealthChange::Kind kind) {
+    for (const auto& [k, name] : kChangeNames) {
+        if (k == kind) return name;
+    }
+    return "unknown";
+}
+
+std::optional<HealthChange::Kind> HealthChangeKind(std::string_view name) {
+    for (const auto& [k, n] : kChangeNames) {
+        if (n == name) return k;
+    }
+    return std::nullopt;
 }
 
 std::string_view Name(DeploymentState state) {

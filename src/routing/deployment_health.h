@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -38,6 +39,21 @@ struct Availability {
     std::chrono::steady_clock::time_point until{};  // may be tried again; <= now: available
 };
 
+// A change of a deployment's health that every replica of a fleet should know at once
+// (docs/state.md#health): a mark that benches it until an instant, or the end of one. Durations,
+// not instants: replicas share no clock.
+struct HealthChange {
+    enum class Kind { kRateLimited, kCooling, kBreakerOpen, kBreakerClosed, kDisabled, kEnabled };
+    Kind kind = Kind::kCooling;
+    std::chrono::milliseconds remaining{0};  // the marks with an end: how long from now
+    std::string reason;                      // kDisabled
+
+    bool operator==(const HealthChange&) const = default;
+};
+
+std::string_view Name(HealthChange::Kind kind);
+std::optional<HealthChange::Kind> HealthChangeKind(std::string_view name);
+
 // One deployment's health as /status and the strategies see it.
 struct DeploymentSnapshot {
     using TimePoint = std::chrono::steady_clock::time_point;
@@ -68,7 +84,17 @@ class DeploymentHealth final {
     using TimePoint = std::chrono::steady_clock::time_point;
     using WallTime = std::chrono::system_clock::time_point;
 
+    // Told of every change worth sharing (by the deployment's index), after the change, outside
+    // any lock.
+    using Listener = std::function<void(std::size_t, const HealthChange&)>;
+
     DeploymentHealth(std::size_t deployments, HealthOptions options);
+
+    // Set once, before the first request.
+    void SetListener(Listener listener) { listener_ = std::move(listener); }
+    // A change another replica saw: applied as if seen here (a mark is extended, never
+    // shortened), and not told to the listener.
+    void Apply(std::size_t index, const HealthChange& change, TimePoint now);
 
     // May an attempt go there now? No side effects (a half-open breaker with a free probe slot
     // counts as available).
@@ -94,8 +120,8 @@ class DeploymentHealth final {
     void Abandon(std::size_t index, TimePoint now);
 
     // Not tried again before `until` by any request. Extends, never shortens.
-    void RateLimitedUntil(std::size_t index, TimePoint until);
-    void Disable(std::size_t index, TimePoint until, std::string reason);
+    void RateLimitedUntil(std::size_t index, TimePoint until, TimePoint now);
+    void Disable(std::size_t index, TimePoint until, std::string reason, TimePoint now);
     // A config reload: deployment `to` takes over what `old` knew about its deployment `from`
     // (the same name): rate limit, cooldown and breaker state (under the new settings),
     // spend-cap disable, latency, last error, headroom report and retry budget. In-flight
@@ -134,9 +160,25 @@ class DeploymentHealth final {
     // Blockers at `now` for a locked entry.
     static TimePoint BlockedUntil(const Entry& e, TimePoint now);
     static DeploymentState StateOf(const Entry& e, TimePoint now);
+    // The marks of a locked entry, to tell what a call changed.
+    struct Marks {
+        TimePoint rate_limited_until, cooling_until, open_until, disabled_until;
+        policy::CircuitBreaker::State breaker;
+    };
+    static Marks MarksOf(const Entry& e, TimePoint now);
+    // OnOutcome on a locked entry.
+    bool Record(Entry& e, TimePoint now, WallTime wall_now, policy::ErrorClass error,
+                std::optional<std::chrono::milliseconds> retry_after,
+                std::optional<std::chrono::milliseconds> time_to_first_byte);
+    static void Clear(Entry& e);
+    // What changed between `before` and the entry now, for the listener.
+    static void Changes(const Marks& before, const Entry& e, TimePoint now,
+                        std::vector<HealthChange>& out);
+    void Tell(std::size_t index, const std::vector<HealthChange>& changes) const;
 
     HealthOptions options_;
     std::vector<std::unique_ptr<Entry>> entries_;
+    Listener listener_;
 };
 
 }  // namespace switchyard::routing

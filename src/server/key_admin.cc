@@ -72,6 +72,10 @@ asio::awaitable<void> ServeAddKey(RequestContext& ctx) {
         co_await WriteLocalError(ctx, error);
         co_return;
     }
+    // The other replicas of a fleet get it too (docs/state.md).
+    if (ctx.Context().shared != nullptr) {
+        ctx.Context().shared->ShareKeyAdded(KeyRequestBody(added->Policy()));
+    }
     boost::json::object answer = Describe(*added, ctx.Context().clock);
     // A generated key is shown this once; only its hash is kept.
     if (!request.plaintext.empty()) answer["key"] = request.plaintext;
@@ -97,6 +101,7 @@ asio::awaitable<void> ServeDeleteKey(RequestContext& ctx, std::string_view path_
         co_await WriteLocalError(ctx, error);
         co_return;
     }
+    if (ctx.Context().shared != nullptr) ctx.Context().shared->ShareKeyRemoved(name);
     std::string body = boost::json::serialize(boost::json::object{{"deleted", name}});
     co_await WriteBody(ctx, std::move(body), "application/json");
 }

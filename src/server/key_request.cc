@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -55,8 +56,8 @@ std::variant<KeyRequest, core::LocalError> ParseKeyRequest(std::string_view body
     }
     const boost::json::object& o = parsed.get_object();
     static constexpr std::string_view kKnown[] = {
-        "name",   "key",  "rpm",       "tpm",         "monthly_budget",
-        "models", "lane", "fallbacks", "stream_mode", "slow_start_ms"};
+        "name",   "key",  "key_sha256", "rpm",         "tpm",          "monthly_budget",
+        "models", "lane", "fallbacks",  "stream_mode", "slow_start_ms"};
     for (const auto& entry : o) {
         if (std::find(std::begin(kKnown), std::end(kKnown), entry.key()) == std::end(kKnown)) {
             return Invalid("Unknown field '" + std::string(entry.key()) + "'.", entry.key());
@@ -69,7 +70,18 @@ std::variant<KeyRequest, core::LocalError> ParseKeyRequest(std::string_view body
     if (const boost::json::value* name = o.if_contains("name"); name && name->is_string()) {
         key.name = name->get_string();
     }
-    if (const boost::json::value* k = o.if_contains("key")) {
+    if (const boost::json::value* h = o.if_contains("key_sha256")) {
+        if (o.contains("key")) {
+            return Invalid("Give either 'key' or 'key_sha256', not both.", "key_sha256");
+        }
+        std::string hash = h->is_string() ? std::string(h->get_string()) : std::string();
+        std::transform(hash.begin(), hash.end(), hash.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        if (hash.size() != 64 || hash.find_first_not_of("0123456789abcdef") != std::string::npos) {
+            return Invalid("'key_sha256' must be 64 hexadecimal digits.", "key_sha256");
+        }
+        key.sha256 = std::move(hash);
+    } else if (const boost::json::value* k = o.if_contains("key")) {
         if (!k->is_string()) {
             return Invalid("'key' must be a string (or omit it to have one generated).", "key");
         }
@@ -121,6 +133,22 @@ std::variant<KeyRequest, core::LocalError> ParseKeyRequest(std::string_view body
     if (!problems.empty()) return Invalid(problems.front().message + ".", problems.front().field);
     key.lane = config.limits.FindLane(key.lane_name).value_or(0);
     return request;
+}
+
+boost::json::object KeyRequestBody(const config::ClientKey& key) {
+    boost::json::array models;
+    for (const std::string& group : key.models) models.emplace_back(group);
+    boost::json::object body{{"name", key.name},
+                             {"key_sha256", key.sha256},
+                             {"rpm", key.rpm},
+                             {"tpm", key.tpm},
+                             {"monthly_budget", key.monthly_budget},
+                             {"models", std::move(models)},
+                             {"lane", key.lane_name},
+                             {"fallbacks", key.fallbacks},
+                             {"slow_start_ms", key.slow_start.count()}};
+    if (key.stream_mode) body["stream_mode"] = config::Name(*key.stream_mode);
+    return body;
 }
 
 }  // namespace switchyard::server

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <boost/json/object.hpp>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -15,11 +16,15 @@ struct KeyRequest {
     std::string plaintext;  // the generated key, to hand out once; empty when the body chose one
 };
 
-// Reads a POST /admin/keys body (a JSON object of name, key, rpm, tpm, monthly_budget, models,
-// lane, fallbacks, stream_mode, slow_start_ms) against `config`. Each field's JSON type is checked
-// here, its bounds by config::ValidateClientKey; the first problem is the refusal, with the field
-// as its param.
+// Reads a POST /admin/keys body (a JSON object of name, key or key_sha256, rpm, tpm,
+// monthly_budget, models, lane, fallbacks, stream_mode, slow_start_ms) against `config`. Each
+// field's JSON type is checked here, its bounds by config::ValidateClientKey; the first problem is
+// the refusal, with the field as its param.
 std::variant<KeyRequest, core::LocalError> ParseKeyRequest(std::string_view body,
                                                            const config::Config& config);
+
+// The body that ParseKeyRequest reads back as `key` (its hash as key_sha256): how a key added at
+// runtime travels to the other replicas of a fleet (docs/state.md).
+boost::json::object KeyRequestBody(const config::ClientKey& key);
 
 }  // namespace switchyard::server

@@ -1,7 +1,10 @@
 #include "server/runtime.h"
 
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace switchyard::server {
 
@@ -21,12 +24,31 @@ routing::HealthOptions HealthOptionsOf(const config::Config& config) {
     return options;
 }
 
+std::optional<std::size_t> FindDeployment(const config::Config& config, std::string_view name) {
+    for (const auto& group : config.models) {
+        for (const auto& d : group.deployments) {
+            if (d.name == name) return d.index;
+        }
+    }
+    return std::nullopt;
+}
+
 std::shared_ptr<Runtime> BuildRuntime(std::shared_ptr<const config::Config> config,
                                       std::chrono::steady_clock::time_point now,
-                                      const Runtime* previous) {
+                                      const Runtime* previous, state::RedisState* shared) {
     auto runtime = std::make_shared<Runtime>();
     runtime->health = std::make_unique<routing::DeploymentHealth>(config->deployment_count,
                                                                   HealthOptionsOf(*config));
+    if (shared != nullptr) {
+        std::vector<std::string> names(config->deployment_count);
+        for (const auto& group : config->models) {
+            for (const auto& d : group.deployments) names[d.index] = d.name;
+        }
+        runtime->health->SetListener([shared, names = std::move(names)](
+                                         std::size_t index, const routing::HealthChange& change) {
+            shared->ShareHealth(names[index], change);
+        });
+    }
     runtime->headroom = std::make_unique<limits::Headroom>(*config, now);
     runtime->lanes = std::make_unique<limits::Lanes>(config->limits.lanes);
     if (previous != nullptr) {

@@ -8,6 +8,7 @@
 #include "limits/headroom.h"
 #include "limits/lanes.h"
 #include "routing/deployment_health.h"
+#include "state/redis_state.h"
 
 namespace switchyard::server {
 
@@ -27,10 +28,14 @@ routing::HealthOptions HealthOptionsOf(const config::Config& config);
 
 // A runtime for `config`. With `previous`, every deployment that exists in both under the same
 // name keeps its health (cooldown, breaker, rate limit, spend-cap disable, retry budget) and its
-// headroom buckets.
+// headroom buckets. With `shared`, every change of a deployment's health is shared with the
+// fleet.
 std::shared_ptr<Runtime> BuildRuntime(std::shared_ptr<const config::Config> config,
                                       std::chrono::steady_clock::time_point now,
-                                      const Runtime* previous);
+                                      const Runtime* previous, state::RedisState* shared = nullptr);
+
+// The index of the deployment named `name` in `config`; nullopt when it has none.
+std::optional<std::size_t> FindDeployment(const config::Config& config, std::string_view name);
 
 // The current runtime, swapped whole. Thread-safe.
 class RuntimeSlot final {

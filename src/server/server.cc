@@ -129,11 +129,15 @@ void Server::BeginDrain() {
     }
 }
 
-bool Server::Run() {
+bool Server::Run(const std::function<void()>& ready) {
+    std::vector<asio::any_io_executor> executors;
     for (auto& worker : workers_) {
         asio::co_spawn(worker->ioc, AcceptLoop(worker.get()), asio::detached);
         worker->watchdog.Start();
+        executors.push_back(worker->ioc.get_executor());
     }
+    // The shared state's connections live on the workers' loops, one per worker.
+    if (context_.shared != nullptr) context_.shared->Start(executors);
     std::vector<std::thread> threads;
     std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
     for (auto& worker : workers_) {
@@ -201,8 +205,12 @@ bool Server::Run() {
             control.stop();
         });
     });
+    // Signals are handled from here on: only now may anyone be told to send one.
+    if (ready) ready();
     control.run();
     for (auto& t : threads) t.join();
+    // Its connections go before the loops they were made on.
+    if (context_.shared != nullptr) context_.shared->Release();
     return clean;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -20,10 +21,11 @@ class Server final {
     void Listen();
     // The bound port (useful with port 0).
     std::uint16_t Port() const { return port_; }
-    // Serves until a termination signal, then drains. False when the drain timed out with
-    // requests still in flight: their coroutines are suspended on stopped io_contexts, so the
-    // caller must end the process without destroying the Server.
-    bool Run();
+    // Serves until a termination signal, then drains. `ready` runs once the workers serve and
+    // signals are handled (a supervisor told "listening" may send SIGTERM at once). False when
+    // the drain timed out with requests still in flight: their coroutines are suspended on
+    // stopped io_contexts, so the caller must end the process without destroying the Server.
+    bool Run(const std::function<void()>& ready = {});
 
   private:
     void BeginDrain();

@@ -20,6 +20,7 @@
 #include "observe/metrics.h"
 #include "routing/deployment_health.h"
 #include "server/runtime.h"
+#include "state/redis_state.h"
 #include "upstream/connection_pool.h"
 #include "upstream/tls_contexts.h"
 #include "upstream/watchdog.h"
@@ -50,6 +51,8 @@ struct ServerContext {
     // Loads the config file again and swaps it in (SIGHUP, POST /admin/reload); serialised.
     std::function<ReloadResult()> reload;
     std::atomic<bool> draining{false};
+    // The fleet's shared state (state.backend: redis); null with the in-process default.
+    state::RedisState* shared = nullptr;
 
     // The config new requests get (settings read once at start-up use it too).
     std::shared_ptr<const config::Config> Config() const { return runtime.Current()->config; }

@@ -25,6 +25,9 @@ std::unique_ptr<asio::ssl::context> MakeContext(const std::string& ca_file) {
 TlsContexts::Contexts TlsContexts::Make(const config::Config& config) {
     Contexts contexts;
     contexts.emplace("", MakeContext(""));
+    if (config.state.tls && !contexts.contains(config.state.ca_file)) {
+        contexts.emplace(config.state.ca_file, MakeContext(config.state.ca_file));
+    }
     for (const auto& group : config.models) {
         for (const auto& d : group.deployments) {
             if (d.base_url.tls && !contexts.contains(d.ca_file)) {

@@ -139,6 +139,52 @@ export function metricValue(text, nameWithLabels) {
   return undefined;
 }
 
+// Starts a real redis-server on a free loopback port, without persistence. `restart()` starts it
+// again on the same port after `kill()` (a Redis outage and its end).
+export async function startRedis() {
+  const port = await closedPort();
+  const dir = tempDir();
+  let child;
+  const launch = async () => {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '',
+                                   '--appendonly', 'no', '--dir', dir, '--protected-mode', 'no'],
+                  { stdio: ['ignore', 'pipe', 'pipe'] });
+    await waitForLine(child, child.stdout, /Ready to accept connections/, 'redis-server');
+  };
+  await launch();
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}/0`,
+    child: () => child,
+    // One command over RESP, for checks from the test (the reply's raw text).
+    async command(...args) {
+      return new Promise((resolve, reject) => {
+        const socket = net.connect(port, '127.0.0.1');
+        let text = '';
+        socket.on('connect', () => {
+          socket.write(`*${args.length}\r\n` +
+                       args.map((a) => `$${Buffer.byteLength(String(a))}\r\n${a}\r\n`).join(''));
+        });
+        socket.on('data', (d) => {
+          text += d.toString();
+          if (text.endsWith('\r\n')) socket.end();
+        });
+        socket.on('close', () => resolve(text));
+        socket.on('error', reject);
+      });
+    },
+    async kill() {
+      child.kill('SIGKILL');
+      await exited(child);
+    },
+    restart: launch,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited(child);
+    },
+  };
+}
+
 // A port nothing listens on (bound, then released).
 export async function closedPort() {
   const server = net.createServer();

@@ -102,7 +102,7 @@ TEST(DeploymentHealthTest, CarryOverKeepsCooldownRateLimitDisableAndBudget) {
     DeploymentHealth old(2, CooldownOnly(0));
     Report(old, 1, kT0, ErrorClass::kServerError);  // cools for 30 s
     Report(old, 1, kT0, ErrorClass::kRateLimited, milliseconds(2'000));
-    old.Disable(0, kT0 + hours(1), "operator");
+    old.Disable(0, kT0 + hours(1), "operator", kT0);
     for (int i = 0; i < 3; ++i) old.Budget(1).OnFailure();
     DeploymentHealth fresh(3, CooldownOnly(0));
     fresh.CarryOver(old, 1, 2);
@@ -171,7 +171,7 @@ TEST(DeploymentHealthTest, EveryDeploymentStartsAvailable) {
 
 TEST(DeploymentHealthTest, RateLimitedUntilHoldsTheDeploymentBack) {
     DeploymentHealth health(3, Options());
-    health.RateLimitedUntil(1, kT0 + milliseconds(5'000));
+    health.RateLimitedUntil(1, kT0 + milliseconds(5'000), kT0);
     EXPECT_EQ(health.AvailableAt(1, kT0), kT0 + milliseconds(5'000));
     EXPECT_FALSE(health.Available(1, kT0));
     EXPECT_FALSE(health.Available(1, kT0 + milliseconds(4'999)));
@@ -191,12 +191,12 @@ TEST(DeploymentHealthTest, RateLimitedUntilHoldsTheDeploymentBack) {
 
 TEST(DeploymentHealthTest, ExtendsButNeverShortens) {
     DeploymentHealth health(1, Options());
-    health.RateLimitedUntil(0, kT0 + milliseconds(5'000));
-    health.RateLimitedUntil(0, kT0 + milliseconds(10'000));
+    health.RateLimitedUntil(0, kT0 + milliseconds(5'000), kT0);
+    health.RateLimitedUntil(0, kT0 + milliseconds(10'000), kT0);
     EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + milliseconds(10'000));
-    health.RateLimitedUntil(0, kT0 + milliseconds(2'000));
+    health.RateLimitedUntil(0, kT0 + milliseconds(2'000), kT0);
     EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + milliseconds(10'000));
-    health.RateLimitedUntil(0, kT0);
+    health.RateLimitedUntil(0, kT0, kT0);
     EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + milliseconds(10'000));
     EXPECT_FALSE(health.Available(0, kT0 + milliseconds(9'999)));
     // A 429's retry-after does the same: a shorter one does not shorten the hold.
@@ -205,8 +205,8 @@ TEST(DeploymentHealthTest, ExtendsButNeverShortens) {
     Report(health, 0, kT0 + milliseconds(1'000), ErrorClass::kRateLimited, milliseconds(20'000));
     EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + milliseconds(21'000));
     // And so does Disable.
-    health.Disable(0, kT0 + hours(2), "operator");
-    health.Disable(0, kT0 + hours(1), "operator again");
+    health.Disable(0, kT0 + hours(2), "operator", kT0);
+    health.Disable(0, kT0 + hours(1), "operator again", kT0);
     EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + hours(2));
 }
 
@@ -220,7 +220,7 @@ TEST(DeploymentHealthTest, ConcurrentUpdatesKeepTheLatest) {
             for (int i = 0; i < 5'000; ++i) {
                 // Thread t writes values t, t + 8, t + 16, ... in a scrambled order.
                 const int k = (i * 7'919) % 5'000;
-                health.RateLimitedUntil(0, kT0 + milliseconds(k * 8 + t));
+                health.RateLimitedUntil(0, kT0 + milliseconds(k * 8 + t), kT0);
             }
         });
     }
@@ -444,7 +444,7 @@ TEST(DeploymentHealthTest, QuotaExhaustedOnNewYearsEveLiftsOnJanuaryFirst) {
 
 TEST(DeploymentHealthTest, DisableAndEnable) {
     DeploymentHealth health(2, Options());
-    health.Disable(1, kT0 + hours(1), "maintenance");
+    health.Disable(1, kT0 + hours(1), "maintenance", kT0);
     DeploymentSnapshot s = health.Snapshot(1, kT0);
     EXPECT_EQ(s.state, DeploymentState::kDisabled);
     EXPECT_EQ(s.disabled_until, kT0 + hours(1));
@@ -525,7 +525,7 @@ TEST(DeploymentHealthTest, AFailedProbeReopensTheBreaker) {
 
 TEST(DeploymentHealthTest, SnapshotStatePrecedence) {
     DeploymentHealth health(1, CooldownOnly(0));
-    health.RateLimitedUntil(0, kT0 + seconds(100));
+    health.RateLimitedUntil(0, kT0 + seconds(100), kT0);
     EXPECT_EQ(health.Snapshot(0, kT0).state, DeploymentState::kRateLimited);
     Report(health, 0, kT0, ErrorClass::kServerError);  // cools for 30 s
     DeploymentSnapshot s = health.Snapshot(0, kT0);
@@ -533,7 +533,7 @@ TEST(DeploymentHealthTest, SnapshotStatePrecedence) {
     EXPECT_EQ(s.rate_limited_until, kT0 + seconds(100));
     EXPECT_EQ(s.cooling_until, kT0 + seconds(30));
     EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + seconds(100)) << "the later blocker wins";
-    health.Disable(0, kT0 + seconds(10), "operator");
+    health.Disable(0, kT0 + seconds(10), "operator", kT0);
     EXPECT_EQ(health.Snapshot(0, kT0).state, DeploymentState::kDisabled)
         << "disabled outranks everything";
     EXPECT_EQ(health.Snapshot(0, kT0 + seconds(10)).state, DeploymentState::kCooling);
@@ -664,9 +664,9 @@ TEST(DeploymentHealthStressTest, EightThreadsHammerOneDeployment) {
                     if (health.InFlight(0) < 0) negative_in_flight.fetch_add(1);
                     (void)health.Budget(0).CanRetry();
                 } else if (roll < 960) {
-                    health.RateLimitedUntil(0, now() + microseconds(100));
+                    health.RateLimitedUntil(0, now() + microseconds(100), now());
                 } else if (roll < 970) {
-                    health.Disable(0, now() + milliseconds(1), "stress");
+                    health.Disable(0, now() + milliseconds(1), "stress", now());
                 } else if (roll < 980) {
                     health.Enable(0);
                 } else {
@@ -734,6 +734,119 @@ TEST(DeploymentHealthStressTest, EightThreadsHammerOneDeployment) {
     ExpectHealthy(health, 1, end);
     EXPECT_EQ(health.EwmaTtftMs(1), -1);
     EXPECT_EQ(health.InFlight(1), 0);
+}
+
+// Every change worth sharing with other replicas reaches the listener once, with the time left.
+TEST(DeploymentHealthChanges, TellsEachMarkOnceWithTheTimeLeft) {
+    DeploymentHealth health(1, BreakerOnly(2));
+    std::vector<HealthChange> told;
+    health.SetListener([&](std::size_t index, const HealthChange& change) {
+        EXPECT_EQ(index, 0u);
+        told.push_back(change);
+    });
+    const auto fail = [&](TimePoint at) {
+        ASSERT_TRUE(health.Admit(0, at));
+        health.OnOutcome(0, at, kWall0, ErrorClass::kServerError, std::nullopt, std::nullopt);
+    };
+    fail(kT0);
+    EXPECT_TRUE(told.empty()) << "one failure changes no mark";
+    fail(kT0 + milliseconds(10));
+    ASSERT_EQ(told.size(), 1u);
+    EXPECT_EQ(told[0], (HealthChange{HealthChange::Kind::kBreakerOpen, seconds(30), {}}));
+
+    // Half-open after 30 s: two good probes close it.
+    const TimePoint later = kT0 + seconds(31);
+    for (int i = 0; i < 2; ++i) {
+        ASSERT_TRUE(health.Admit(0, later));
+        health.OnOutcome(0, later, kWall0, ErrorClass::kNone, std::nullopt, milliseconds(5));
+    }
+    ASSERT_EQ(told.size(), 2u);
+    EXPECT_EQ(told[1].kind, HealthChange::Kind::kBreakerClosed);
+
+    health.OnOutcome(0, later, kWall0, ErrorClass::kRateLimited, milliseconds(1'500), std::nullopt);
+    ASSERT_EQ(told.size(), 3u);
+    EXPECT_EQ(told[2], (HealthChange{HealthChange::Kind::kRateLimited, milliseconds(1'500), {}}));
+    // A shorter retry-after extends nothing: nothing to tell.
+    health.OnOutcome(0, later, kWall0, ErrorClass::kRateLimited, milliseconds(500), std::nullopt);
+    EXPECT_EQ(told.size(), 3u);
+
+    health.OnOutcome(0, later, kWall0, ErrorClass::kQuotaExhausted, std::nullopt, std::nullopt);
+    ASSERT_EQ(told.size(), 4u);
+    EXPECT_EQ(told[3].kind, HealthChange::Kind::kDisabled);
+    EXPECT_EQ(told[3].reason, "spend cap reached");
+    EXPECT_EQ(told[3].remaining, ceil<milliseconds>(policy::SpendCapResetAfter(kWall0) - kWall0));
+
+    health.Enable(0);
+    ASSERT_EQ(told.size(), 5u);
+    EXPECT_EQ(told[4].kind, HealthChange::Kind::kEnabled);
+}
+
+TEST(DeploymentHealthChanges, ACooldownIsTold) {
+    DeploymentHealth health(1, CooldownOnly(1));
+    std::vector<HealthChange> told;
+    health.SetListener([&](std::size_t, const HealthChange& change) { told.push_back(change); });
+    for (int i = 0; i < 2; ++i) {
+        ASSERT_TRUE(health.Admit(0, kT0));
+        health.OnOutcome(0, kT0, kWall0, ErrorClass::kTimeout, std::nullopt, std::nullopt);
+    }
+    ASSERT_EQ(told.size(), 1u);
+    EXPECT_EQ(told[0], (HealthChange{HealthChange::Kind::kCooling, seconds(30), {}}));
+}
+
+// A replica that applies what another told ends up in the same state, and tells nothing itself
+// (no echo between replicas).
+TEST(DeploymentHealthChanges, AppliedChangesMirrorTheTellerWithoutEcho) {
+    DeploymentHealth a(2, Options());
+    DeploymentHealth b(2, Options());
+    int echoed = 0;
+    b.SetListener([&](std::size_t, const HealthChange&) { ++echoed; });
+    a.SetListener([&](std::size_t index, const HealthChange& change) {
+        b.Apply(index, change, kT0 + milliseconds(2));  // arrives 2 ms later
+    });
+    // Four failures start the cooldown, the fifth in a row opens the breaker.
+    for (int i = 0; i < 5; ++i) {
+        a.OnOutcome(1, kT0, kWall0, ErrorClass::kServerError, std::nullopt, std::nullopt);
+    }
+    const DeploymentSnapshot sa = a.Snapshot(1, kT0 + seconds(1));
+    const DeploymentSnapshot sb = b.Snapshot(1, kT0 + seconds(1));
+    EXPECT_EQ(sb.state, sa.state);
+    EXPECT_EQ(sb.breaker, BreakerState::kOpen);
+    ASSERT_TRUE(sb.cooling_until && sa.cooling_until);
+    EXPECT_EQ(*sb.cooling_until, *sa.cooling_until + milliseconds(2));
+    EXPECT_EQ(*sb.breaker_open_until, *sa.breaker_open_until + milliseconds(2));
+    EXPECT_TRUE(b.Available(0, kT0 + seconds(1))) << "only the benched deployment";
+    EXPECT_FALSE(b.Available(1, kT0 + seconds(1)));
+
+    a.Enable(1);
+    EXPECT_TRUE(b.Available(1, kT0 + seconds(1)));
+    EXPECT_EQ(b.Snapshot(1, kT0 + seconds(1)).breaker, BreakerState::kClosed);
+    EXPECT_EQ(echoed, 0);
+}
+
+// Another replica's marks only ever extend this one's.
+TEST(DeploymentHealthChanges, ApplyExtendsNeverShortens) {
+    DeploymentHealth health(1, Options());
+    health.Apply(0, {HealthChange::Kind::kRateLimited, seconds(10), {}}, kT0);
+    health.Apply(0, {HealthChange::Kind::kRateLimited, seconds(2), {}}, kT0);
+    EXPECT_EQ(health.AvailableAt(0, kT0), kT0 + seconds(10));
+    health.Apply(0, {HealthChange::Kind::kBreakerOpen, seconds(20), {}}, kT0);
+    health.Apply(0, {HealthChange::Kind::kBreakerOpen, seconds(5), {}}, kT0);
+    EXPECT_EQ(*health.Snapshot(0, kT0).breaker_open_until, kT0 + seconds(20));
+    health.Apply(0, {HealthChange::Kind::kBreakerClosed, {}, {}}, kT0);
+    EXPECT_EQ(health.Snapshot(0, kT0).breaker, BreakerState::kClosed);
+    health.Apply(0, {HealthChange::Kind::kDisabled, hours(1), "spend cap reached"}, kT0);
+    const DeploymentSnapshot s = health.Snapshot(0, kT0);
+    EXPECT_EQ(s.state, DeploymentState::kDisabled);
+    EXPECT_EQ(s.disabled_reason, "spend cap reached");
+}
+
+TEST(DeploymentHealthChanges, KindNamesRoundTrip) {
+    for (const auto kind : {HealthChange::Kind::kRateLimited, HealthChange::Kind::kCooling,
+                            HealthChange::Kind::kBreakerOpen, HealthChange::Kind::kBreakerClosed,
+                            HealthChange::Kind::kDisabled, HealthChange::Kind::kEnabled}) {
+        EXPECT_EQ(HealthChangeKind(Name(kind)), kind);
+    }
+    EXPECT_FALSE(HealthChangeKind("sick"));
 }
 
 }  // namespace

@@ -69,6 +69,26 @@ KeyAdmission ClientKeyState::Admit(std::int64_t tokens, TimePoint now, WallTime 
     return verdict;
 }
 
+ClientKeyState::Limits ClientKeyState::RampedLimits(TimePoint now) const {
+    std::lock_guard lock(mutex_);
+    const double fraction = ramp_.Peek(now);
+    return {policy_.rpm > 0 ? Ramped(policy_.rpm, fraction) : 0,
+            policy_.tpm > 0 ? Ramped(policy_.tpm, fraction) : 0};
+}
+
+KeyAdmission ClientKeyState::Record(std::int64_t tokens, TimePoint now) {
+    KeyAdmission admission;
+    admission.at = now;
+    std::lock_guard lock(mutex_);
+    if (policy_.rpm > 0) requests_.Adjust(1, now, now);
+    if (policy_.tpm > 0) {
+        tokens_.Adjust(tokens, now, now);
+        admission.tokens = tokens;
+    }
+    ramp_.Fraction(now);  // records the activity
+    return admission;
+}
+
 void ClientKeyState::Settle(const KeyAdmission& admission, std::int64_t actual_tokens, double cost,
                             TimePoint now, WallTime wall_now) {
     std::lock_guard lock(mutex_);

@@ -51,6 +51,16 @@ class ClientKeyState final {
     // A refused request counts for nothing.
     KeyAdmission Admit(std::int64_t tokens, TimePoint now, WallTime wall_now);
 
+    // The key's RPM and TPM limits at `now`, ramped by slow start (0: none).
+    struct Limits {
+        std::int64_t rpm = 0;
+        std::int64_t tpm = 0;
+    };
+    Limits RampedLimits(TimePoint now) const;
+    // Counts a request admitted elsewhere (the fleet's shared window) with `tokens` counted
+    // there, so this replica's own windows stay current should it have to decide alone.
+    KeyAdmission Record(std::int64_t tokens, TimePoint now);
+
     // After the answer: the provider's token count (-1 unknown) replaces the estimate counted at
     // admission, and `cost` (currency) is added to this month's spend.
     void Settle(const KeyAdmission& admission, std::int64_t actual_tokens, double cost,

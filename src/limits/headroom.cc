@@ -20,6 +20,15 @@ milliseconds RefillPeriod(milliseconds burst) {
         std::chrono::duration<double, std::milli>(burst.count() / kRefillMargin));
 }
 
+// A deployment entry's bucket by its name in a BucketDemand (const or not, as the entry is).
+template <class Entry>
+auto& BucketNamed(Entry& e, std::string_view name) {
+    if (name == "requests") return e.requests;
+    if (name == "tokens") return e.tokens;
+    if (name == "input_tokens") return e.input_tokens;
+    return e.output_tokens;
+}
+
 // The floor a lane with `share` leaves in `bucket`.
 double FloorOf(const TokenBucket& bucket, double share) {
     return bucket.Limited() ? bucket.Capacity() * (1 - share) : 0;
@@ -77,6 +86,24 @@ TokenBucket Headroom::Bucket(std::int64_t per_minute, TimePoint now) const {
     return TokenBucket(capacity, RefillPeriod(burst_), now);
 }
 
+TokenBucket* Headroom::Ramp(Entry& e, std::size_t lane, double ramp, TimePoint now) const {
+    if (lane >= e.ramps.size()) return nullptr;
+    if (ramp >= 1 || !e.requests.Limited()) {
+        e.ramps[lane] = TokenBucket();  // ramped up: the next ramp starts afresh
+        return nullptr;
+    }
+    // The ramp's bucket follows the deployment's capacity scaled by the ramp, refilling at the
+    // same scaled rate; it starts full when the ramp starts.
+    TokenBucket& ramped = e.ramps[lane];
+    const double capacity = e.requests.Capacity() * ramp;
+    if (!ramped.Limited()) {
+        ramped = TokenBucket(capacity, RefillPeriod(burst_), now);
+    } else {
+        ramped.Correct(capacity, std::nullopt, now);
+    }
+    return &ramped;
+}
+
 milliseconds Headroom::TryReserve(std::size_t index, const HeadroomCost& cost, double share,
                                   TimePoint now, std::size_t lane, double ramp) {
     Entry& e = *entries_[index];
@@ -95,27 +122,62 @@ milliseconds Headroom::TryReserve(std::size_t index, const HeadroomCost& cost, d
     need(e.input_tokens, cost.input_tokens);
     // Output is charged after the answer; sending needs a level above the lane's floor.
     if (cost.output) need(e.output_tokens, 1);
-    TokenBucket* ramped = nullptr;
-    if (ramp < 1 && e.requests.Limited() && lane < e.ramps.size()) {
-        // The ramp's bucket follows the deployment's capacity scaled by the ramp, refilling at
-        // the same scaled rate; it starts full when the ramp starts.
-        ramped = &e.ramps[lane];
-        const double capacity = e.requests.Capacity() * ramp;
-        if (!ramped->Limited()) {
-            *ramped = TokenBucket(capacity, RefillPeriod(burst_), now);
-        } else {
-            ramped->Correct(capacity, std::nullopt, now);
-        }
-        wait = std::max(wait, ramped->TimeUntil(cost.requests, now));
-    } else if (lane < e.ramps.size()) {
-        e.ramps[lane] = TokenBucket();  // ramped up: the next ramp starts afresh
-    }
+    TokenBucket* ramped = Ramp(e, lane, ramp, now);
+    if (ramped != nullptr) wait = std::max(wait, ramped->TimeUntil(cost.requests, now));
     if (wait > milliseconds(0)) return wait;
     if (ramped != nullptr) ramped->Take(cost.requests, now);
     e.requests.Take(cost.requests, now);
     e.tokens.Take(cost.tokens, now);
     e.input_tokens.Take(cost.input_tokens, now);
     return milliseconds(0);
+}
+
+BucketDemand Headroom::Demand(std::string_view name, const TokenBucket& bucket) const {
+    BucketDemand demand;
+    demand.name = name;
+    demand.capacity = bucket.Capacity();
+    demand.period = RefillPeriod(burst_);
+    return demand;
+}
+
+milliseconds Headroom::Demands(std::size_t index, const HeadroomCost& cost, double share,
+                               TimePoint now, std::size_t lane, double ramp,
+                               std::vector<BucketDemand>& out) {
+    out.clear();
+    Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    const bool any_limited = e.requests.Limited() || e.tokens.Limited() ||
+                             e.input_tokens.Limited() || e.output_tokens.Limited();
+    if (!any_limited) return milliseconds(0);
+    if (share <= 0) return kYieldPoll;
+    if (TokenBucket* ramped = Ramp(e, lane, ramp, now)) {
+        if (const milliseconds wait = ramped->TimeUntil(cost.requests, now); wait > milliseconds(0))
+            return wait;
+    }
+    const auto add = [&](std::string_view name, const TokenBucket& bucket, double need,
+                         double take) {
+        if (!bucket.Limited()) return;
+        BucketDemand demand = Demand(name, bucket);
+        demand.need = need;
+        demand.take = take;
+        demand.floor = FloorOf(bucket, share);
+        out.push_back(demand);
+    };
+    add("requests", e.requests, cost.requests, cost.requests);
+    add("tokens", e.tokens, cost.tokens, cost.tokens);
+    add("input_tokens", e.input_tokens, cost.input_tokens, cost.input_tokens);
+    if (cost.output) add("output_tokens", e.output_tokens, 1, 0);
+    return milliseconds(0);
+}
+
+void Headroom::Reserved(std::size_t index, const HeadroomCost& cost, TimePoint now,
+                        std::size_t lane, double ramp) {
+    Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    if (TokenBucket* ramped = Ramp(e, lane, ramp, now)) ramped->Take(cost.requests, now);
+    e.requests.Take(cost.requests, now);
+    e.tokens.Take(cost.tokens, now);
+    e.input_tokens.Take(cost.input_tokens, now);
 }
 
 void Headroom::Cancel(std::size_t index, const HeadroomCost& cost, TimePoint now) {
@@ -126,33 +188,111 @@ void Headroom::Cancel(std::size_t index, const HeadroomCost& cost, TimePoint now
     e.input_tokens.Give(cost.input_tokens, now);
 }
 
+std::vector<BucketDemand> Headroom::Reconciliation(const Entry& e, const HeadroomCost& cost,
+                                                   bool answered, std::int64_t input_tokens,
+                                                   std::int64_t output_tokens) const {
+    std::vector<BucketDemand> takes;
+    const auto take = [&](std::string_view name, double amount) {
+        BucketDemand demand;
+        demand.name = name;
+        demand.take = amount;
+        takes.push_back(demand);
+    };
+    if (!answered) {
+        // The request stays counted (providers count failed requests too); its tokens do not.
+        take("tokens", -cost.tokens);
+        take("input_tokens", -cost.input_tokens);
+        return takes;
+    }
+    if (e.provider == config::Provider::kOpenAi) {
+        if (input_tokens >= 0 && output_tokens >= 0) {
+            take("tokens", static_cast<double>(input_tokens + output_tokens) - cost.tokens);
+        }
+        return takes;
+    }
+    if (input_tokens >= 0) {
+        take("input_tokens", static_cast<double>(input_tokens) - cost.input_tokens);
+    }
+    if (output_tokens > 0) take("output_tokens", static_cast<double>(output_tokens));
+    return takes;
+}
+
+namespace {
+
+// Applies a take (negative: gives back) to a bucket.
+void ApplyTake(TokenBucket& bucket, double amount, TimePoint now) {
+    if (amount > 0) {
+        bucket.Take(amount, now);
+    } else if (amount < 0) {
+        bucket.Give(-amount, now);
+    }
+}
+
+}  // namespace
+
 void Headroom::Settle(std::size_t index, const HeadroomCost& cost, bool answered,
                       std::int64_t input_tokens, std::int64_t output_tokens, TimePoint now) {
     Entry& e = *entries_[index];
     std::lock_guard lock(e.mutex);
-    // `Give` of a negative amount takes: the request used more than was reserved.
-    const auto reconcile = [&](TokenBucket& bucket, double reserved, double used) {
-        if (used > reserved) {
-            bucket.Take(used - reserved, now);
-        } else {
-            bucket.Give(reserved - used, now);
-        }
+    for (const BucketDemand& d : Reconciliation(e, cost, answered, input_tokens, output_tokens)) {
+        ApplyTake(BucketNamed(e, d.name), d.take, now);
+    }
+}
+
+std::vector<BucketDemand> Headroom::SettleDemands(std::size_t index, const HeadroomCost& cost,
+                                                  bool answered, std::int64_t input_tokens,
+                                                  std::int64_t output_tokens) const {
+    const Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    std::vector<BucketDemand> out;
+    for (BucketDemand d : Reconciliation(e, cost, answered, input_tokens, output_tokens)) {
+        const TokenBucket& bucket = BucketNamed(e, d.name);
+        if (!bucket.Limited() || d.take == 0) continue;
+        const double take = d.take;
+        d = Demand(d.name, bucket);
+        d.take = take;
+        out.push_back(d);
+    }
+    return out;
+}
+
+std::vector<BucketDemand> Headroom::CancelDemands(std::size_t index,
+                                                  const HeadroomCost& cost) const {
+    const Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    std::vector<BucketDemand> out;
+    const auto give = [&](std::string_view name, const TokenBucket& bucket, double amount) {
+        if (!bucket.Limited() || amount == 0) return;
+        BucketDemand d = Demand(name, bucket);
+        d.take = -amount;
+        out.push_back(d);
     };
-    if (!answered) {
-        reconcile(e.tokens, cost.tokens, 0);
-        reconcile(e.input_tokens, cost.input_tokens, 0);
-        return;
-    }
+    give("requests", e.requests, cost.requests);
+    give("tokens", e.tokens, cost.tokens);
+    give("input_tokens", e.input_tokens, cost.input_tokens);
+    return out;
+}
+
+std::vector<BucketDemand> Headroom::CorrectionDemands(
+    std::size_t index, const policy::RateLimitHeaders& headers) const {
+    const Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    std::vector<BucketDemand> out;
+    const auto report = [&](std::string_view name, const TokenBucket& bucket,
+                            const policy::RateLimitWindow& window, double rounding) {
+        if (!bucket.Limited() || !window.remaining) return;
+        BucketDemand d = Demand(name, bucket);
+        d.take = static_cast<double>(*window.remaining) + (rounding > 1 ? rounding / 2 : 0);
+        out.push_back(d);
+    };
+    report("requests", e.requests, headers.requests, 1);
     if (e.provider == config::Provider::kOpenAi) {
-        if (input_tokens >= 0 && output_tokens >= 0) {
-            reconcile(e.tokens, cost.tokens, static_cast<double>(input_tokens + output_tokens));
-        }
-        return;
+        report("tokens", e.tokens, headers.tokens, 1);
+    } else {
+        report("input_tokens", e.input_tokens, headers.input_tokens, 1000);
+        report("output_tokens", e.output_tokens, headers.output_tokens, 1);
     }
-    if (input_tokens >= 0) {
-        reconcile(e.input_tokens, cost.input_tokens, static_cast<double>(input_tokens));
-    }
-    if (output_tokens > 0) e.output_tokens.Take(static_cast<double>(output_tokens), now);
+    return out;
 }
 
 void Headroom::CorrectBucket(TokenBucket& bucket, const policy::RateLimitWindow& window,

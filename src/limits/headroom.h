@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 #include "config/config.h"
@@ -19,6 +20,18 @@ struct HeadroomCost {
     double tokens = 0;        // OpenAI TPM: max(max_tokens, input estimate)
     double input_tokens = 0;  // Anthropic ITPM: the input estimate
     bool output = false;      // Anthropic OTPM: needs output headroom; charged after the answer
+};
+
+// One bucket of a reservation as a store shared by replicas checks it (docs/state.md#headroom):
+// its capacity and refill period as this replica knows them, what must fit above the floor, and
+// what is taken (negative: given back).
+struct BucketDemand {
+    std::string_view name;  // requests, tokens, input_tokens, output_tokens
+    double capacity = 0;
+    std::chrono::milliseconds period{0};
+    double need = 0;
+    double take = 0;
+    double floor = 0;
 };
 
 // How a provider counts a request of `input_estimate` tokens with `max_tokens` (0: absent).
@@ -67,6 +80,27 @@ class Headroom final {
 
     View Snapshot(std::size_t index, TimePoint now) const;
 
+    // For a store shared by replicas, which holds the levels while this replica keeps the
+    // capacities, the lanes' shares and ramps:
+    //  - Demands: what TryReserve would check, as demands on the limited buckets (none: nothing
+    //    is limited), after the parts only this replica decides (a lane that must yield, a
+    //    ramp); a wait > 0 from those parts is returned and `out` is left empty;
+    //  - Reserved: the shared store reserved it: taken here too, unconditionally, so this
+    //    replica's own view stays current should it have to decide alone;
+    //  - SettleDemands and CancelDemands: what Settle and Cancel give back or take, as takes;
+    //  - CorrectionDemands: the provider's reported remaining counts (as `take`), per bucket.
+    std::chrono::milliseconds Demands(std::size_t index, const HeadroomCost& cost, double share,
+                                      TimePoint now, std::size_t lane, double ramp,
+                                      std::vector<BucketDemand>& out);
+    void Reserved(std::size_t index, const HeadroomCost& cost, TimePoint now, std::size_t lane,
+                  double ramp);
+    std::vector<BucketDemand> SettleDemands(std::size_t index, const HeadroomCost& cost,
+                                            bool answered, std::int64_t input_tokens,
+                                            std::int64_t output_tokens) const;
+    std::vector<BucketDemand> CancelDemands(std::size_t index, const HeadroomCost& cost) const;
+    std::vector<BucketDemand> CorrectionDemands(std::size_t index,
+                                                const policy::RateLimitHeaders& headers) const;
+
     // A config reload: deployment `to` takes over the buckets `old` kept for its deployment
     // `from` (the same name and provider) whose capacity did not change.
     void CarryOver(const Headroom& old, std::size_t from, std::size_t to);
@@ -83,6 +117,14 @@ class Headroom final {
         std::vector<TokenBucket> ramps;
     };
     TokenBucket Bucket(std::int64_t per_minute, TimePoint now) const;
+    // The ramp bucket of `lane` at `ramp` (null: not ramping), brought up to date.
+    TokenBucket* Ramp(Entry& e, std::size_t lane, double ramp, TimePoint now) const;
+    // A demand on `bucket` (limited) with this replica's capacity and refill period.
+    BucketDemand Demand(std::string_view name, const TokenBucket& bucket) const;
+    // What a settlement takes from each bucket (negative: gives back), on a locked entry.
+    std::vector<BucketDemand> Reconciliation(const Entry& e, const HeadroomCost& cost,
+                                             bool answered, std::int64_t input_tokens,
+                                             std::int64_t output_tokens) const;
     // `rounding`: the provider rounds `remaining` to this many (Anthropic: input tokens to the
     // nearest thousand), so a report only moves the level into the interval it stands for.
     void CorrectBucket(TokenBucket& bucket, const policy::RateLimitWindow& window, TimePoint now,

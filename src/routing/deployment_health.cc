@@ -89,13 +89,15 @@ DeploymentHealth::TimePoint DeploymentHealth::AvailableAt(std::size_t index, Tim
     return BlockedUntil(e, now);
 }
 
-bool DeploymentHealth::Admit(std::size_t index, TimePoint now) {
+AttemptAdmission DeploymentHealth::AdmitAttempt(std::size_t index, TimePoint now) {
     Entry& e = *entries_[index];
     std::lock_guard lock(e.mutex);
     if (std::max({e.rate_limited_until, e.disabled_until, e.cooldown.CoolingUntil()}) > now) {
-        return false;
+        return AttemptAdmission::kRefused;
     }
-    return e.breaker.Allow(now);
+    const bool probe = e.breaker.StateAt(now) != policy::CircuitBreaker::State::kClosed;
+    if (!e.breaker.Allow(now)) return AttemptAdmission::kRefused;
+    return probe ? AttemptAdmission::kProbe : AttemptAdmission::kAdmitted;
 }
 
 bool DeploymentHealth::OnOutcome(std::size_t index, TimePoint now, WallTime wall_now,

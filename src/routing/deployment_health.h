@@ -54,6 +54,10 @@ struct HealthChange {
 std::string_view Name(HealthChange::Kind kind);
 std::optional<HealthChange::Kind> HealthChangeKind(std::string_view name);
 
+// Whether an attempt may go to a deployment now, and whether it goes as a probe of a half-open
+// breaker.
+enum class AttemptAdmission { kRefused, kAdmitted, kProbe };
+
 // One deployment's health as /status and the strategies see it.
 struct DeploymentSnapshot {
     using TimePoint = std::chrono::steady_clock::time_point;
@@ -104,7 +108,11 @@ class DeploymentHealth final {
     // Its state and the first instant it may be tried again, read together.
     Availability AvailabilityAt(std::size_t index, TimePoint now) const;
     // Admits an attempt, taking a half-open probe slot when needed. False: choose another.
-    bool Admit(std::size_t index, TimePoint now);
+    bool Admit(std::size_t index, TimePoint now) {
+        return AdmitAttempt(index, now) != AttemptAdmission::kRefused;
+    }
+    // The same, saying whether the attempt took a probe slot.
+    AttemptAdmission AdmitAttempt(std::size_t index, TimePoint now);
 
     // Records the outcome of an admitted attempt. Rate limits mark the deployment until
     // retry-after (not sick); server errors, timeouts and connection failures count toward the

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 
+#include "policy/spend_cap.h"
 #include "server/admin_handlers.h"
 #include "server/http_io.h"
 
@@ -80,7 +82,64 @@ KeySettlement::~KeySettlement() {
     const std::int64_t tokens = in >= 0 && out >= 0 ? in + out : -1;
     const core::Clock& clock = ctx_.Context().clock;
     key->Settle(admission, tokens, cost, clock.Now(), clock.WallNow());
+    if (shared && ctx_.Context().shared != nullptr) {
+        const std::int64_t delta =
+            key->Policy().tpm > 0 && tokens >= 0 ? tokens - admission.tokens : 0;
+        ctx_.Context().shared->SettleKey(ctx_.worker.index, key->Policy().sha256, shared->slot,
+                                         delta, cost, shared->month);
+    }
 }
+
+namespace {
+
+// "2026-12": the calendar month (UTC) a key's spend counts in.
+std::string MonthOf(std::chrono::system_clock::time_point wall) {
+    const std::chrono::year_month_day day{std::chrono::floor<std::chrono::days>(wall)};
+    return fmt::format("{:04}-{:02}", static_cast<int>(day.year()),
+                       static_cast<unsigned>(day.month()));
+}
+
+// The key's verdict from the fleet's shared windows (docs/state.md#client-keys); nullopt when
+// Redis did not answer in time and this replica decides alone.
+asio::awaitable<std::optional<limits::KeyAdmission>> AdmitShared(RequestContext& ctx,
+                                                                 KeySettlement& settlement,
+                                                                 std::int64_t tokens) {
+    ServerContext& context = ctx.Context();
+    limits::ClientKeyState& key = *settlement.key;
+    const config::ClientKey& policy = key.Policy();
+    const auto now = context.clock.Now();
+    const auto wall = context.clock.WallNow();
+    const limits::ClientKeyState::Limits ramped = key.RampedLimits(now);
+    std::string month = MonthOf(wall);
+    const state::KeyLimits limits{ramped.rpm, ramped.tpm, policy.monthly_budget};
+    const std::optional<state::KeyVerdict> verdict =
+        co_await context.shared->AdmitKey(ctx.worker.index, policy.sha256, limits, tokens, month);
+    if (!verdict) co_return std::nullopt;
+    limits::KeyAdmission admission;
+    switch (verdict->refusal) {
+        case state::KeyVerdict::Refusal::kNone:
+            admission = key.Record(verdict->counted, now);
+            settlement.shared = SharedSettlement{verdict->slot, std::move(month)};
+            co_return admission;
+        case state::KeyVerdict::Refusal::kRequests:
+            admission.refusal = limits::KeyRefusal::kRequests;
+            break;
+        case state::KeyVerdict::Refusal::kTokens:
+            admission.refusal = limits::KeyRefusal::kTokens;
+            break;
+        case state::KeyVerdict::Refusal::kBudget:
+            admission.refusal = limits::KeyRefusal::kBudget;
+            break;
+    }
+    admission.at = now;
+    admission.retry_after =
+        admission.refusal == limits::KeyRefusal::kBudget
+            ? std::chrono::ceil<std::chrono::milliseconds>(policy::SpendCapResetAfter(wall) - wall)
+            : verdict->retry_after;
+    co_return admission;
+}
+
+}  // namespace
 
 void AddRetryAfter(RequestContext& ctx, std::chrono::milliseconds wait) {
     const long long ms = std::max<long long>(1, wait.count());
@@ -88,17 +147,16 @@ void AddRetryAfter(RequestContext& ctx, std::chrono::milliseconds wait) {
     ctx.reply_headers.emplace_back("retry-after-ms", std::to_string(ms));
 }
 
-std::optional<core::LocalError> Admit(RequestContext& ctx, const api::ChatRequest& request,
-                                      const std::vector<std::string>& requested,
-                                      std::int64_t tokens, KeySettlement& settlement,
-                                      std::size_t& lane) {
+asio::awaitable<std::optional<core::LocalError>> Admit(
+    RequestContext& ctx, const api::ChatRequest& request, const std::vector<std::string>& requested,
+    std::int64_t tokens, KeySettlement& settlement, std::size_t& lane) {
     ServerContext& context = ctx.Context();
     const config::Config& config = ctx.Config();
     lane = 0;
     if (!context.keys.Empty() && !PresentsMasterKey(ctx)) {
         settlement.key = context.keys.Find(PresentedKey(ctx.request));
         if (!settlement.key) {
-            return core::LocalError{
+            co_return core::LocalError{
                 core::ErrorKind::kUnauthorized,
                 PresentedKey(ctx.request).empty()
                     ? "Missing API key: send it as 'Authorization: Bearer KEY' or 'x-api-key: KEY'."
@@ -113,28 +171,31 @@ std::optional<core::LocalError> Admit(RequestContext& ctx, const api::ChatReques
                 core::ErrorKind::kModelNotAllowed,
                 "The key '" + policy.name + "' may not use the model `" + *denied + "`.", "model"};
             settlement.key.reset();  // `policy` lives in the key state: used before this
-            return error;
+            co_return error;
         }
+        std::optional<limits::KeyAdmission> shared;
+        if (context.shared != nullptr) shared = co_await AdmitShared(ctx, settlement, tokens);
         settlement.admission =
-            settlement.key->Admit(tokens, context.clock.Now(), context.clock.WallNow());
+            shared ? *shared
+                   : settlement.key->Admit(tokens, context.clock.Now(), context.clock.WallNow());
         if (settlement.admission.refusal != limits::KeyRefusal::kNone) {
             core::LocalError error = KeyRefusalError(policy, settlement.admission);
             context.metrics.CountKeyRefusal(policy.name, RefusalName(settlement.admission.refusal));
             AddRetryAfter(ctx, settlement.admission.retry_after);
             settlement.key.reset();  // a refused request counts for nothing
-            return error;
+            co_return error;
         }
     } else if (const auto it = ctx.request.find("x-switchyard-lane"); it != ctx.request.end()) {
         const auto named = config.limits.FindLane(it->value());
         if (!named) {
-            return core::LocalError{core::ErrorKind::kInvalidRequest,
-                                    "Unknown lane '" + std::string(it->value()) + "'.",
-                                    "x-switchyard-lane"};
+            co_return core::LocalError{core::ErrorKind::kInvalidRequest,
+                                       "Unknown lane '" + std::string(it->value()) + "'.",
+                                       "x-switchyard-lane"};
         }
         lane = *named;
     }
     ctx.record.lane = config.limits.lanes[lane].name;
-    return std::nullopt;
+    co_return std::nullopt;
 }
 
 }  // namespace switchyard::server

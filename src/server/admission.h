@@ -14,6 +14,12 @@
 
 namespace switchyard::server {
 
+// Where the fleet's shared window counted an admission (docs/state.md#client-keys).
+struct SharedSettlement {
+    std::int64_t slot = 0;
+    std::string month;  // "2026-12": the spend's month
+};
+
 // Settles a client key's admission once the request is answered, on every path: the reported
 // tokens replace the estimate, and what the serving deployment charges is added to the key's
 // monthly spend. Lives as long as the request.
@@ -26,6 +32,7 @@ class KeySettlement final {
 
     std::shared_ptr<limits::ClientKeyState> key;  // null: no key (open gateway, master key)
     limits::KeyAdmission admission;
+    std::optional<SharedSettlement> shared;  // admitted by the fleet's shared window
     const config::Deployment* served_by = nullptr;
 
   private:
@@ -35,12 +42,12 @@ class KeySettlement final {
 // Admission (docs/architecture.md, step 4): when client keys exist, the presented key must be
 // known (else 401), may use every requested group (else 403 model_not_allowed), and its RPM, TPM
 // and monthly budget must admit `tokens` (else 429 with an exact retry-after, set on `ctx`).
-// Without keys (or with the master key) the lane may be chosen by x-switchyard-lane. Fills
+// Without keys (or with the master key) the lane may be chosen by x-switchyard-lane. With shared
+// state the key's limits are the fleet's (one round trip), else this replica's. Fills
 // `settlement` and `lane`; returns the refusal, if any.
-std::optional<core::LocalError> Admit(RequestContext& ctx, const api::ChatRequest& request,
-                                      const std::vector<std::string>& requested,
-                                      std::int64_t tokens, KeySettlement& settlement,
-                                      std::size_t& lane);
+asio::awaitable<std::optional<core::LocalError>> Admit(
+    RequestContext& ctx, const api::ChatRequest& request, const std::vector<std::string>& requested,
+    std::int64_t tokens, KeySettlement& settlement, std::size_t& lane);
 
 // retry-after in whole seconds (rounded up, as clients read it) and retry-after-ms exactly, for a
 // local reply.

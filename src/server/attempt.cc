@@ -43,6 +43,10 @@ void NoteRateLimitHeaders(RequestContext& ctx, const config::Deployment& deploym
         policy::ParseRateLimitHeaders(fields, clock.WallNow());
     ctx.Health().NoteHeadroom(deployment.index, reported);
     ctx.Headroom().Correct(deployment.index, reported, clock.Now());
+    if (state::RedisState* shared = ctx.Context().shared) {
+        shared->CorrectHeadroom(ctx.worker.index, deployment.name,
+                                ctx.Headroom().CorrectionDemands(deployment.index, reported));
+    }
 }
 
 // An error event inside a 200 stream, judged like the answer it stands for.

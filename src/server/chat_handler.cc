@@ -132,6 +132,14 @@ class AdmittedAttempt final {
     ~AdmittedAttempt() {
         Ended();
         if (!reported_) health_.Abandon(index_, clock_.Now());
+        if (shared_probe_ != nullptr) shared_probe_->ReleaseProbe(worker_, deployment_);
+    }
+
+    // It holds one of the fleet's half-open probe slots, freed when it ends.
+    void HoldSharedProbe(state::RedisState* shared, unsigned worker, std::string_view deployment) {
+        shared_probe_ = shared;
+        worker_ = worker;
+        deployment_ = deployment;
     }
 
     // The attempt no longer runs.
@@ -154,32 +162,55 @@ class AdmittedAttempt final {
     std::size_t index_;
     bool running_ = true;
     bool reported_ = false;
+    state::RedisState* shared_probe_ = nullptr;
+    unsigned worker_ = 0;
+    std::string_view deployment_;
 };
 
 // Headroom reserved for an attempt: settled with the attempt's outcome, or given back whole if
-// the attempt never settles it (it was not sent, or it was cut short by an exception).
+// the attempt never settles it (it was not sent, or it was cut short by an exception). A
+// reservation the fleet's shared buckets made is settled there too.
 class HeadroomReservation final {
   public:
-    HeadroomReservation(limits::Headroom& headroom, const core::Clock& clock, std::size_t index,
-                        limits::HeadroomCost cost)
-        : headroom_(headroom), clock_(clock), index_(index), cost_(cost) {}
+    HeadroomReservation(limits::Headroom& headroom, const core::Clock& clock,
+                        const config::Deployment& deployment, limits::HeadroomCost cost)
+        : headroom_(headroom), clock_(clock), deployment_(deployment), cost_(cost) {}
     HeadroomReservation(const HeadroomReservation&) = delete;
     HeadroomReservation& operator=(const HeadroomReservation&) = delete;
     ~HeadroomReservation() {
-        if (open_) headroom_.Cancel(index_, cost_, clock_.Now());
+        if (!open_) return;
+        if (shared_ != nullptr) {
+            shared_->AdjustHeadroom(worker_, deployment_.name,
+                                    headroom_.CancelDemands(deployment_.index, cost_));
+        }
+        headroom_.Cancel(deployment_.index, cost_, clock_.Now());
+    }
+
+    // The fleet's shared buckets hold it (state.backend: redis).
+    void Shared(state::RedisState* shared, unsigned worker) {
+        shared_ = shared;
+        worker_ = worker;
     }
 
     void Settle(bool answered, std::int64_t input_tokens, std::int64_t output_tokens) {
         if (!open_) return;
         open_ = false;
-        headroom_.Settle(index_, cost_, answered, input_tokens, output_tokens, clock_.Now());
+        if (shared_ != nullptr) {
+            shared_->AdjustHeadroom(worker_, deployment_.name,
+                                    headroom_.SettleDemands(deployment_.index, cost_, answered,
+                                                            input_tokens, output_tokens));
+        }
+        headroom_.Settle(deployment_.index, cost_, answered, input_tokens, output_tokens,
+                         clock_.Now());
     }
 
   private:
     limits::Headroom& headroom_;
     const core::Clock& clock_;
-    std::size_t index_;
+    const config::Deployment& deployment_;
     limits::HeadroomCost cost_;
+    state::RedisState* shared_ = nullptr;
+    unsigned worker_ = 0;
     bool open_ = true;
 };
 
@@ -214,6 +245,36 @@ void AlertDisabled(RequestContext& ctx, const config::Deployment& deployment) {
     if (!webhook.empty()) {
         upstream::PostWebhook(ctx.stream.get_executor(), ctx.Context().tls, webhook, event);
     }
+}
+
+// Reserves `cost` on `deployment` for the walk's lane: in the fleet's shared buckets when there
+// are any (`shared` is then set), else (or when Redis does not answer in time) in this replica's.
+// Returns 0 when reserved, else how long until it would fit.
+asio::awaitable<milliseconds> ReserveHeadroom(RequestContext& ctx, const Walk& walk,
+                                              const config::Deployment& deployment,
+                                              limits::HeadroomCost cost, Clock::time_point now,
+                                              bool& shared) {
+    shared = false;
+    const limits::Lanes::Grant grant = ctx.Lanes().Share(walk.lane, now);
+    limits::Headroom& headroom = ctx.Headroom();
+    state::RedisState* fleet = ctx.Context().shared;
+    if (fleet != nullptr) {
+        std::vector<limits::BucketDemand> demands;
+        const milliseconds local = headroom.Demands(deployment.index, cost, grant.share, now,
+                                                    walk.lane, grant.ramp, demands);
+        if (local > milliseconds(0)) co_return local;
+        if (!demands.empty()) {
+            const std::optional<milliseconds> wait = co_await fleet->ReserveHeadroom(
+                ctx.worker.index, deployment.name, std::move(demands));
+            if (wait) {
+                if (*wait > milliseconds(0)) co_return *wait;
+                headroom.Reserved(deployment.index, cost, now, walk.lane, grant.ramp);
+                shared = true;
+                co_return milliseconds(0);
+            }
+        }
+    }
+    co_return headroom.TryReserve(deployment.index, cost, grant.share, now, walk.lane, grant.ramp);
 }
 
 asio::awaitable<void> Sleep(RequestContext& ctx, milliseconds delay, ClientWatch& client) {
@@ -327,24 +388,40 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
                 std::optional<HeadroomReservation> reserved;
                 if (config.limits.self_throttle) {
                     // Send only where the provider's limits leave room for this lane.
-                    const limits::Lanes::Grant grant = ctx.Lanes().Share(walk.lane, now);
                     const limits::HeadroomCost cost = limits::CostOf(
                         deployment.provider, walk.input_estimate, walk.setup.request.max_tokens);
-                    const milliseconds wait = ctx.Headroom().TryReserve(
-                        deployment.index, cost, grant.share, now, walk.lane, grant.ramp);
+                    bool shared = false;
+                    const milliseconds wait =
+                        co_await ReserveHeadroom(ctx, walk, deployment, cost, now, shared);
                     if (wait > milliseconds(0)) {
                         event = engine::event::NoHeadroom{wait};
                         break;
                     }
-                    reserved.emplace(ctx.Headroom(), context.clock, deployment.index, cost);
+                    reserved.emplace(ctx.Headroom(), context.clock, deployment, cost);
+                    if (shared) reserved->Shared(context.shared, ctx.worker.index);
                 }
-                if (!health.Admit(deployment.index, now)) {
+                const routing::AttemptAdmission admission =
+                    health.AdmitAttempt(deployment.index, now);
+                if (admission == routing::AttemptAdmission::kRefused) {
                     // Another request took the last half-open probe slot (the reservation goes
                     // back as `reserved` ends).
                     event = engine::event::NotAdmitted{};
                     break;
                 }
                 AdmittedAttempt admitted(health, context.clock, deployment.index);
+                if (admission == routing::AttemptAdmission::kProbe && context.shared != nullptr) {
+                    // A probe of a half-open breaker: the fleet's probe slots are shared.
+                    const std::optional<bool> slot = co_await context.shared->TakeProbe(
+                        ctx.worker.index, deployment.name, config.health.breaker_half_open_probes,
+                        config.health.breaker_open);
+                    if (slot && !*slot) {
+                        event = engine::event::NotAdmitted{};  // another replica is probing
+                        break;
+                    }
+                    if (slot) {
+                        admitted.HoldSharedProbe(context.shared, ctx.worker.index, deployment.name);
+                    }
+                }
                 AttemptEnd end = co_await RunAttempt(ctx, walk.setup, deployment, stage);
                 admitted.Ended();
                 // Cut short for a client that left before any answer: nothing to record.
@@ -604,7 +681,9 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
         request.max_tokens > std::numeric_limits<std::int64_t>::max() - input_estimate
             ? std::numeric_limits<std::int64_t>::max()
             : input_estimate + request.max_tokens;
-    if (auto refused = Admit(ctx, request, requested, tokens, settlement, lane)) {
+    std::optional<core::LocalError> refused =
+        co_await Admit(ctx, request, requested, tokens, settlement, lane);
+    if (refused) {
         const Unanswered refusal = std::move(*refused);
         co_await WriteUnanswered(ctx, nullptr, refusal);
         co_return;

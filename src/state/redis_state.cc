@@ -228,9 +228,10 @@ void RedisState::SettleKey(unsigned worker, std::string_view key_hash, std::int6
 
 namespace {
 
-void AppendBuckets(const std::vector<SharedBucket>& buckets, std::vector<std::string>& args) {
-    for (const SharedBucket& b : buckets) {
-        args.push_back(b.name);
+void AppendBuckets(const std::vector<limits::BucketDemand>& buckets,
+                   std::vector<std::string>& args) {
+    for (const limits::BucketDemand& b : buckets) {
+        args.emplace_back(b.name);
         args.push_back(Number(b.capacity));
         args.push_back(std::to_string(std::max<std::int64_t>(1, b.period.count())));
         args.push_back(Number(b.need));
@@ -242,7 +243,7 @@ void AppendBuckets(const std::vector<SharedBucket>& buckets, std::vector<std::st
 }  // namespace
 
 asio::awaitable<std::optional<milliseconds>> RedisState::ReserveHeadroom(
-    unsigned worker, std::string deployment, std::vector<SharedBucket> buckets) {
+    unsigned worker, std::string deployment, std::vector<limits::BucketDemand> buckets) {
     RedisConnection* connection = For(worker);
     if (connection == nullptr) {
         Fallback("headroom");
@@ -262,7 +263,7 @@ asio::awaitable<std::optional<milliseconds>> RedisState::ReserveHeadroom(
 }
 
 void RedisState::AdjustHeadroom(unsigned worker, std::string_view deployment,
-                                const std::vector<SharedBucket>& buckets) {
+                                const std::vector<limits::BucketDemand>& buckets) {
     RedisConnection* connection = For(worker);
     if (connection == nullptr || buckets.empty()) return;
     std::vector<std::string> args{"0"};
@@ -272,12 +273,12 @@ void RedisState::AdjustHeadroom(unsigned worker, std::string_view deployment,
 }
 
 void RedisState::CorrectHeadroom(unsigned worker, std::string_view deployment,
-                                 const std::vector<SharedBucket>& buckets) {
+                                 const std::vector<limits::BucketDemand>& buckets) {
     RedisConnection* connection = For(worker);
     if (connection == nullptr || buckets.empty()) return;
     std::vector<std::string> args;
-    for (const SharedBucket& b : buckets) {
-        args.push_back(b.name);
+    for (const limits::BucketDemand& b : buckets) {
+        args.emplace_back(b.name);
         args.push_back(Number(b.capacity));
         args.push_back(std::to_string(std::max<std::int64_t>(1, b.period.count())));
         args.push_back(Number(b.take));

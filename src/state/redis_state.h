@@ -15,6 +15,7 @@
 
 #include "config/config.h"
 #include "core/asio.h"
+#include "limits/headroom.h"
 #include "observe/metrics.h"
 #include "routing/deployment_health.h"
 #include "state/redis_connection.h"
@@ -35,17 +36,6 @@ struct KeyVerdict {
     std::chrono::milliseconds retry_after{0};
     std::int64_t slot = 0;     // the window slot it was counted in (for the settlement)
     std::int64_t counted = 0;  // tokens counted
-};
-
-// One headroom bucket of a deployment as the shared script sees it: its capacity and refill
-// period come from this replica's view (configured limits corrected by the provider's headers).
-struct SharedBucket {
-    std::string name;  // requests, tokens, input_tokens, output_tokens
-    double capacity = 0;
-    std::chrono::milliseconds period{0};
-    double need = 0;   // what must fit to reserve
-    double take = 0;   // what is taken (negative: given back)
-    double floor = 0;  // what must stay for other lanes
 };
 
 // The fleet's shared state in Redis (docs/state.md): client keys' windows and budgets, headroom
@@ -91,13 +81,13 @@ class RedisState final : public RedisObserver {
 
     // Headroom: 0 reserved, more: how long until it would fit, nullopt: decide locally.
     asio::awaitable<std::optional<std::chrono::milliseconds>> ReserveHeadroom(
-        unsigned worker, std::string deployment, std::vector<SharedBucket> buckets);
+        unsigned worker, std::string deployment, std::vector<limits::BucketDemand> buckets);
     // Takes each bucket's `take` (negative gives back), without waiting for the reply.
     void AdjustHeadroom(unsigned worker, std::string_view deployment,
-                        const std::vector<SharedBucket>& buckets);
-    // The provider reported `remaining` (per bucket, in `take`): levels only go down.
+                        const std::vector<limits::BucketDemand>& buckets);
+    // The provider reported remaining counts (per bucket, in `take`): levels only go down.
     void CorrectHeadroom(unsigned worker, std::string_view deployment,
-                         const std::vector<SharedBucket>& buckets);
+                         const std::vector<limits::BucketDemand>& buckets);
 
     // A half-open probe slot shared by the fleet: true taken, false all taken, nullopt: decide
     // locally. A slot left behind by a replica that died frees itself after `ttl`.

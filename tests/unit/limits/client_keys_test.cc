@@ -166,5 +166,42 @@ TEST(ClientKeyStateTest, SlowStartRampsTheKeysLimit) {
     EXPECT_EQ(admitted, 100);
 }
 
+// A request the fleet's shared window admitted is counted in this replica's windows too, so a
+// replica that loses Redis goes on from what it sent, not from zero.
+TEST(ClientKeysTest, RecordedAdmissionsCountInTheLocalWindows) {
+    config::ClientKey policy = Key("k", "key-k-0123456789");
+    policy.rpm = 3;
+    policy.tpm = 1000;
+    ClientKeyState key(policy, true);
+    for (int i = 0; i < 3; ++i) {
+        const KeyAdmission recorded = key.Record(200, kT0);
+        EXPECT_EQ(recorded.tokens, 200);
+        EXPECT_EQ(recorded.at, kT0);
+    }
+    const ClientKeyState::Usage usage = key.Snapshot(kT0, kWall);
+    EXPECT_EQ(usage.requests_last_minute, 3);
+    EXPECT_EQ(usage.tokens_last_minute, 600);
+    EXPECT_EQ(key.Admit(1, kT0, kWall).refusal, KeyRefusal::kRequests);
+}
+
+TEST(ClientKeysTest, RampedLimitsFollowSlowStart) {
+    config::ClientKey policy = Key("k", "key-k-0123456789");
+    policy.rpm = 100;
+    policy.tpm = 10'000;
+    policy.slow_start = milliseconds(10'000);
+    ClientKeyState key(policy, true);
+    const ClientKeyState::Limits fresh = key.RampedLimits(kT0);
+    EXPECT_EQ(fresh.rpm, 10);  // an idle key starts at 10 %
+    EXPECT_EQ(fresh.tpm, 1'000);
+    key.Record(0, kT0);
+    const ClientKeyState::Limits later = key.RampedLimits(kT0 + milliseconds(10'000));
+    EXPECT_EQ(later.rpm, 100);
+    EXPECT_EQ(later.tpm, 10'000);
+    config::ClientKey unlimited = Key("u", "key-u-0123456789");
+    const ClientKeyState::Limits none = ClientKeyState(unlimited, true).RampedLimits(kT0);
+    EXPECT_EQ(none.rpm, 0);
+    EXPECT_EQ(none.tpm, 0);
+}
+
 }  // namespace
 }  // namespace switchyard::limits

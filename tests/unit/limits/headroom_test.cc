@@ -186,5 +186,84 @@ TEST(HeadroomTest, ARampingLaneSendsAtItsFractionOfTheRequestRate) {
     EXPECT_EQ(other, 8);
 }
 
+// What a shared store checks is what TryReserve checks here: the same buckets, floors and costs.
+TEST(HeadroomSharedDemands, DemandsMirrorTheLocalReservation) {
+    const config::Config config =
+        OneDeployment(config::Provider::kOpenAi, {.rpm = 600, .tpm = 60'000});
+    Headroom headroom(config, kT0);
+    std::vector<BucketDemand> demands;
+    const HeadroomCost cost = CostOf(config::Provider::kOpenAi, 100, 500);
+    EXPECT_EQ(headroom.Demands(0, cost, 0.5, kT0, 1, 1.0, demands), milliseconds(0));
+    ASSERT_EQ(demands.size(), 2u);
+    EXPECT_EQ(demands[0].name, "requests");
+    EXPECT_DOUBLE_EQ(demands[0].capacity, 10);  // 600 RPM over a 1 s burst
+    EXPECT_DOUBLE_EQ(demands[0].floor, 5);      // a 0.5 share leaves half for others
+    EXPECT_DOUBLE_EQ(demands[0].need, 1);
+    EXPECT_DOUBLE_EQ(demands[0].take, 1);
+    EXPECT_EQ(demands[0].period, kPeriod);
+    EXPECT_EQ(demands[1].name, "tokens");
+    EXPECT_DOUBLE_EQ(demands[1].capacity, 1000);
+    EXPECT_DOUBLE_EQ(demands[1].take, 500);
+
+    // A lane that must yield never asks the shared store.
+    EXPECT_GT(headroom.Demands(0, cost, 0, kT0, 1, 1.0, demands), milliseconds(0));
+    EXPECT_TRUE(demands.empty());
+
+    // Nothing limited: nothing to ask.
+    Headroom open(OneDeployment(config::Provider::kOpenAi, {}), kT0);
+    EXPECT_EQ(open.Demands(0, cost, 1.0, kT0, 0, 1.0, demands), milliseconds(0));
+    EXPECT_TRUE(demands.empty());
+}
+
+TEST(HeadroomSharedDemands, ReservedElsewhereIsCountedHereToo) {
+    Headroom headroom(OneDeployment(config::Provider::kOpenAi, {.rpm = 600}), kT0);
+    for (int i = 0; i < 10; ++i) headroom.Reserved(0, {1, 0, 0, false}, kT0, 0, 1.0);
+    EXPECT_DOUBLE_EQ(headroom.Snapshot(0, kT0).requests.level, 0);
+    // Had Redis gone away now, this replica would wait like one that sent them itself.
+    EXPECT_GT(headroom.TryReserve(0, {1, 0, 0, false}, 1.0, kT0), milliseconds(0));
+}
+
+TEST(HeadroomSharedDemands, SettlementsAndCancellationsAreTheLocalOnes) {
+    Headroom headroom(OneDeployment(config::Provider::kOpenAi, {.rpm = 600, .tpm = 60'000}), kT0);
+    const HeadroomCost cost{1, 500, 0, false};
+    std::vector<BucketDemand> settle = headroom.SettleDemands(0, cost, true, 100, 50);
+    ASSERT_EQ(settle.size(), 1u);
+    EXPECT_EQ(settle[0].name, "tokens");
+    EXPECT_DOUBLE_EQ(settle[0].take, 150 - 500);  // 350 tokens go back
+    EXPECT_DOUBLE_EQ(settle[0].capacity, 1000);
+    settle = headroom.SettleDemands(0, cost, false, -1, -1);
+    ASSERT_EQ(settle.size(), 1u);
+    EXPECT_DOUBLE_EQ(settle[0].take, -500);  // a failed attempt's tokens go back, its request not
+    const std::vector<BucketDemand> cancel = headroom.CancelDemands(0, cost);
+    ASSERT_EQ(cancel.size(), 2u);
+    EXPECT_DOUBLE_EQ(cancel[0].take, -1);
+    EXPECT_DOUBLE_EQ(cancel[1].take, -500);
+
+    // Anthropic: input reconciled, output charged.
+    Headroom anthropic(
+        OneDeployment(config::Provider::kAnthropic, {.rpm = 60, .itpm = 60'000, .otpm = 6'000}),
+        kT0);
+    settle = anthropic.SettleDemands(0, {1, 0, 800, true}, true, 1000, 40);
+    ASSERT_EQ(settle.size(), 2u);
+    EXPECT_EQ(settle[0].name, "input_tokens");
+    EXPECT_DOUBLE_EQ(settle[0].take, 200);
+    EXPECT_EQ(settle[1].name, "output_tokens");
+    EXPECT_DOUBLE_EQ(settle[1].take, 40);
+}
+
+TEST(HeadroomSharedDemands, CorrectionsCarryTheReportedRemaining) {
+    Headroom headroom(OneDeployment(config::Provider::kAnthropic, {.rpm = 60, .itpm = 60'000}),
+                      kT0);
+    policy::RateLimitHeaders reported;
+    reported.requests.remaining = 7;
+    reported.input_tokens.remaining = 3000;  // Anthropic rounds input tokens to thousands
+    const std::vector<BucketDemand> corrections = headroom.CorrectionDemands(0, reported);
+    ASSERT_EQ(corrections.size(), 2u);
+    EXPECT_EQ(corrections[0].name, "requests");
+    EXPECT_DOUBLE_EQ(corrections[0].take, 7);
+    EXPECT_EQ(corrections[1].name, "input_tokens");
+    EXPECT_DOUBLE_EQ(corrections[1].take, 3500);
+}
+
 }  // namespace
 }  // namespace switchyard::limits

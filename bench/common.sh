@@ -173,6 +173,21 @@ free_port() {
     die "no free port found"
 }
 
+# The open-loop generator (tools/openloop), built if missing; the path in OPENLOOP.
+OPENLOOP="$BUILD/tools/openloop/switchyard-openloop"
+build_openloop_if_missing() {
+    if [ "${REBUILD:-0}" = 1 ] || [ ! -x "$OPENLOOP" ]; then
+        (cd "$ROOT" && cmake --preset release >/dev/null &&
+            cmake --build build/release -j2 --target switchyard-openloop) >&2 || die "build failed"
+    fi
+}
+
+# The chat request the open-loop benchmarks send, written to $WORK_DIR/body.json; prints its path.
+write_open_loop_body() {
+    printf '%s' '{"model":"bench","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello in one short sentence, please."}],"max_tokens":64}' >"$WORK_DIR/body.json"
+    echo "$WORK_DIR/body.json"
+}
+
 # Waits for a regex to appear in a file (a process's startup line); prints the match.
 wait_for_line() {
     local file="$1" regex="$2" pid="$3" what="$4"

@@ -13,23 +13,18 @@ CONNS="${CONNS:-64}"
 DURATION="${DURATION:-5}"
 REPS="${REPS:-3}"
 TARGETS="direct nginx switchyard"
-OPENLOOP="$BUILD/tools/openloop/switchyard-openloop"
 
 setup_traps
 require_tools
 acquire_lock
 build_if_missing
-if [ ! -x "$OPENLOOP" ]; then
-    (cd "$ROOT" && cmake --preset release >/dev/null &&
-        cmake --build build/release -j2 --target switchyard-openloop) >&2 || die "build failed"
-fi
+build_openloop_if_missing
 taskset -pc "$LOAD_CPU" $$ >/dev/null
 WORK_DIR="$(mktemp -d "${TMPDIR:-/tmp}/switchyard-bench.XXXXXX")"
 start_mock
 start_nginx
 start_switchyard
-BODY="$WORK_DIR/body.json"
-printf '%s' '{"model":"bench","messages":[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Say hello in one short sentence, please."}],"max_tokens":64}' >"$BODY"
+BODY="$(write_open_loop_body)"
 
 port_of() {
     case "$1" in

@@ -110,6 +110,8 @@ asio::awaitable<std::optional<limits::KeyAdmission>> AdmitShared(RequestContext&
     const auto now = context.clock.Now();
     const auto wall = context.clock.WallNow();
     const limits::ClientKeyState::Limits ramped = key.RampedLimits(now);
+    // A key without limits has nothing to share.
+    if (ramped.rpm == 0 && ramped.tpm == 0 && policy.monthly_budget <= 0) co_return std::nullopt;
     std::string month = MonthOf(wall);
     const state::KeyLimits limits{ramped.rpm, ramped.tpm, policy.monthly_budget};
     const std::optional<state::KeyVerdict> verdict =

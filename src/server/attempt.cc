@@ -45,7 +45,8 @@ void NoteRateLimitHeaders(RequestContext& ctx, const config::Deployment& deploym
     ctx.Headroom().Correct(deployment.index, reported, clock.Now());
     if (state::RedisState* shared = ctx.Context().shared) {
         shared->CorrectHeadroom(ctx.worker.index, deployment.name,
-                                ctx.Headroom().CorrectionDemands(deployment.index, reported));
+                                ctx.Headroom().CorrectionDemands(deployment.index, reported),
+                                clock.Now());
     }
 }
 

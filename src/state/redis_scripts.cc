@@ -47,12 +47,12 @@ local function window(key)
       live[#live + 1] = {s, c}
     end
   end
-  table.sort(live, function(a, b) return a[1] < b[1] end)
   return total, live
 end
 -- How long until enough old slots leave the window for `cost` to fit: slot s leaves when the
 -- current slot passes s + slots.
 local function wait(total, live, cost, limit)
+  table.sort(live, function(a, b) return a[1] < b[1] end)
   local excess = total + cost - limit
   for _, e in ipairs(live) do
     excess = excess - e[2]
@@ -101,17 +101,20 @@ return 1
 // Levels are stored with the instant they were computed at.
 constexpr std::string_view kHeadroom = SY_LUA_NOW R"lua(
 local reserve = ARGV[1] == '1'
-local buckets = {}
+local buckets, fields = {}, {}
 for i = 2, #ARGV, 6 do
-  local b = {name = ARGV[i], cap = tonumber(ARGV[i + 1]), period = tonumber(ARGV[i + 2]),
-             need = tonumber(ARGV[i + 3]), take = tonumber(ARGV[i + 4]),
-             floor = tonumber(ARGV[i + 5])}
-  local level = tonumber(redis.call('HGET', KEYS[1], b.name .. ':l') or '')
-  local at = tonumber(redis.call('HGET', KEYS[1], b.name .. ':t') or '')
+  buckets[#buckets + 1] = {name = ARGV[i], cap = tonumber(ARGV[i + 1]),
+                           period = tonumber(ARGV[i + 2]), need = tonumber(ARGV[i + 3]),
+                           take = tonumber(ARGV[i + 4]), floor = tonumber(ARGV[i + 5])}
+  fields[#fields + 1] = ARGV[i] .. ':l'
+  fields[#fields + 1] = ARGV[i] .. ':t'
+end
+local stored = redis.call('HMGET', KEYS[1], unpack(fields))
+for k, b in ipairs(buckets) do
+  local level, at = tonumber(stored[2 * k - 1] or ''), tonumber(stored[2 * k] or '')
   if level == nil or at == nil then level, at = b.cap, now end
   if now > at then level = level + (now - at) * b.cap / b.period end
   b.level = math.min(level, b.cap)
-  buckets[#buckets + 1] = b
 end
 if reserve then
   local wait = 0
@@ -122,9 +125,14 @@ if reserve then
   end
   if wait > 0 then return wait end
 end
+local update = {}
 for _, b in ipairs(buckets) do
-  redis.call('HSET', KEYS[1], b.name .. ':l', math.min(b.level - b.take, b.cap), b.name .. ':t', now)
+  update[#update + 1] = b.name .. ':l'
+  update[#update + 1] = math.min(b.level - b.take, b.cap)
+  update[#update + 1] = b.name .. ':t'
+  update[#update + 1] = now
 end
+redis.call('HSET', KEYS[1], unpack(update))
 redis.call('PEXPIRE', KEYS[1], 3600000)
 return 0
 )lua";

@@ -20,6 +20,8 @@ constexpr milliseconds kKeySlot{1'000};
 constexpr int kKeySlots = 60;
 // A month's spend outlives its month by a few days, then Redis forgets it.
 constexpr milliseconds kSpendTtl = std::chrono::hours(24 * 35);
+// The shortest time between two headroom reports of one deployment from one worker.
+constexpr milliseconds kCorrectionInterval{100};
 
 std::string Number(double value) { return fmt::format("{}", value); }
 
@@ -52,6 +54,7 @@ std::string RedisState::ClientKey(std::string_view key_hash, std::string_view su
 
 void RedisState::Start(const std::vector<asio::any_io_executor>& workers) {
     executors_ = workers;
+    corrected_.resize(workers.size());
     RedisEndpoint endpoint;
     endpoint.host = config_.host;
     endpoint.port = config_.port;
@@ -273,9 +276,15 @@ void RedisState::AdjustHeadroom(unsigned worker, std::string_view deployment,
 }
 
 void RedisState::CorrectHeadroom(unsigned worker, std::string_view deployment,
-                                 const std::vector<limits::BucketDemand>& buckets) {
+                                 const std::vector<limits::BucketDemand>& buckets,
+                                 std::chrono::steady_clock::time_point now) {
     RedisConnection* connection = For(worker);
     if (connection == nullptr || buckets.empty()) return;
+    auto [last, fresh] = corrected_[worker].try_emplace(std::string(deployment), now);
+    if (!fresh) {
+        if (now - last->second < kCorrectionInterval) return;
+        last->second = now;
+    }
     std::vector<std::string> args;
     for (const limits::BucketDemand& b : buckets) {
         args.emplace_back(b.name);

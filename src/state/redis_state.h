@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "config/config.h"
@@ -85,9 +86,12 @@ class RedisState final : public RedisObserver {
     // Takes each bucket's `take` (negative gives back), without waiting for the reply.
     void AdjustHeadroom(unsigned worker, std::string_view deployment,
                         const std::vector<limits::BucketDemand>& buckets);
-    // The provider reported remaining counts (per bucket, in `take`): levels only go down.
+    // The provider reported remaining counts (per bucket, in `take`): levels only go down. Sent
+    // at most every 100 ms per deployment and worker: every response carries a report, and the
+    // reports of concurrent responses say nearly the same.
     void CorrectHeadroom(unsigned worker, std::string_view deployment,
-                         const std::vector<limits::BucketDemand>& buckets);
+                         const std::vector<limits::BucketDemand>& buckets,
+                         std::chrono::steady_clock::time_point now);
 
     // A half-open probe slot shared by the fleet: true taken, false all taken, nullopt: decide
     // locally. A slot left behind by a replica that died frees itself after `ttl`.
@@ -136,6 +140,8 @@ class RedisState final : public RedisObserver {
 
     std::vector<asio::any_io_executor> executors_;
     std::vector<std::shared_ptr<RedisConnection>> connections_;
+    // Per worker (touched only on its thread): when each deployment's report was last sent.
+    std::vector<std::unordered_map<std::string, std::chrono::steady_clock::time_point>> corrected_;
     std::shared_ptr<RedisConnection> subscriber_;
 
     std::atomic<int> up_{0};    // connections up

@@ -295,3 +295,29 @@ test('Redis killed during load: every request is answered; Redis back: the fleet
     await mock.scenario([]);
   }
 });
+
+test('a password-protected Redis: the right password shares, a wrong one serves locally and never shows it', async () => {
+  const locked = await startRedis(['--requirepass', 'redis-secret-0123']);
+  const yaml = (password) => `
+server: {master_key: os.environ/MASTER}
+state: {backend: redis, url: "${locked.url}", password: "${password}"}
+models:
+  - name: solo
+    deployments: [{name: solo-a, model: solo-a, api_base: "${mock.base}/v1"}]
+`;
+  const good = await startGateway(yaml('redis-secret-0123'), { env: { MASTER } });
+  const bad = await startGateway(yaml('wrong-secret-4567'), { env: { MASTER } });
+  try {
+    await mock.scenario([]);
+    await waitFor(async () => metricValue(await good.metrics(MASTER), 'switchyard_state_redis_up') === 1, 'logged in');
+    assert.equal((await chat(bad, 'solo')).status, 200, 'served without Redis');
+    assert.equal(metricValue(await bad.metrics(MASTER), 'switchyard_state_redis_up'), 0);
+    await waitFor(async () => /state_redis_unavailable/.test(bad.stderr()), 'logged');
+    assert.match(bad.stderr(), /login refused/);
+    assert.doesNotMatch(bad.stderr() + good.stderr(), /secret/);
+  } finally {
+    await good.stop();
+    await bad.stop();
+    await locked.stop();
+  }
+});

@@ -141,13 +141,14 @@ export function metricValue(text, nameWithLabels) {
 
 // Starts a real redis-server on a free loopback port, without persistence. `restart()` starts it
 // again on the same port after `kill()` (a Redis outage and its end).
-export async function startRedis() {
+export async function startRedis(extraArgs = []) {
   const port = await closedPort();
   const dir = tempDir();
   let child;
   const launch = async () => {
     child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '',
-                                   '--appendonly', 'no', '--dir', dir, '--protected-mode', 'no'],
+                                   '--appendonly', 'no', '--dir', dir, '--protected-mode', 'no',
+                                   ...extraArgs],
                   { stdio: ['ignore', 'pipe', 'pipe'] });
     await waitForLine(child, child.stdout, /Ready to accept connections/, 'redis-server');
   };

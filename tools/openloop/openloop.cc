@@ -82,7 +82,9 @@ long CompleteResponse(const std::string& in, int& status) {
 
 int main(int argc, char** argv) {
     if (argc != 8) {
-        std::fprintf(stderr, "usage: %s HOST PORT PATH BODY_FILE RATE SECONDS CONNECTIONS\n",
+        std::fprintf(stderr,
+                     "usage: %s HOST PORT PATH BODY_FILE RATE SECONDS CONNECTIONS\n"
+                     "  OPENLOOP_HEADER='Name: value' adds a header to every request\n",
                      argv[0]);
         return 2;
     }
@@ -100,10 +102,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "bad arguments\n");
         return 2;
     }
+    // OPENLOOP_HEADER: one more header line for every request, e.g. a client key.
+    const char* extra = std::getenv("OPENLOOP_HEADER");
     const std::string request =
-        "POST " + path + " HTTP/1.1\r\nHost: " + host +
-        "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
-        "\r\n\r\n" + body;
+        "POST " + path + " HTTP/1.1\r\nHost: " + host + "\r\nContent-Type: application/json\r\n" +
+        (extra != nullptr && *extra != '\0' ? std::string(extra) + "\r\n" : std::string()) +
+        "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 
     const int ep = epoll_create1(0);
     std::vector<Connection> connections(static_cast<std::size_t>(count));

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/json.hpp>
 #include <string>
+#include <vector>
 
 #include "config/client_key.h"
 #include "core/sha256.h"
@@ -159,6 +161,41 @@ TEST(KeyRequestTest, UnknownFieldsAndNonObjectsAreRefused) {
     EXPECT_EQ(error.param, "colour");
     EXPECT_EQ(Refused(R"({"name":)").kind, core::ErrorKind::kMalformedJson);
     EXPECT_EQ(Refused("[]").kind, core::ErrorKind::kMalformedJson);
+}
+
+// How a key added on one replica travels to the others: the body reads back as the same key.
+TEST(KeyRequestTest, AKeysBodyReadsBackAsTheSameKey) {
+    const KeyRequest original = Accepted(
+        R"({"name": "app", "key": "app-key-0123456789", "rpm": 60, "tpm": 1000,
+            "monthly_budget": 2.5, "models": ["b"], "lane": "batch", "fallbacks": false,
+            "stream_mode": "background", "slow_start_ms": 5000})");
+    const KeyRequest copy = Accepted(boost::json::serialize(KeyRequestBody(original.key)));
+    EXPECT_EQ(copy.plaintext, "") << "a key given by its hash is never generated";
+    EXPECT_EQ(copy.key.sha256, core::Sha256Hex("app-key-0123456789"));
+    EXPECT_EQ(copy.key.name, "app");
+    EXPECT_EQ(copy.key.rpm, 60);
+    EXPECT_EQ(copy.key.tpm, 1000);
+    EXPECT_EQ(copy.key.monthly_budget, 2.5);
+    EXPECT_EQ(copy.key.models, std::vector<std::string>{"b"});
+    EXPECT_EQ(copy.key.lane_name, "batch");
+    EXPECT_EQ(copy.key.lane, 1u);
+    EXPECT_FALSE(copy.key.fallbacks);
+    EXPECT_EQ(copy.key.stream_mode, config::StreamMode::kBackground);
+    EXPECT_EQ(copy.key.slow_start, config::Millis(5000));
+}
+
+TEST(KeyRequestTest, AHashIsSixtyFourHexDigitsAndNotBesideAKey) {
+    const std::string upper(64, 'A');
+    EXPECT_EQ(Accepted(R"({"name": "h", "key_sha256": ")" + upper + "\"}").key.sha256,
+              std::string(64, 'a'));
+    EXPECT_EQ(Refused(R"({"name": "h", "key_sha256": "abc"})").param, "key_sha256");
+    EXPECT_EQ(Refused(R"({"name": "h", "key_sha256": ")" + std::string(64, 'g') + "\"}").param,
+              "key_sha256");
+    EXPECT_EQ(Refused(R"({"name": "h", "key_sha256": 5})").param, "key_sha256");
+    EXPECT_EQ(Refused(R"({"name": "h", "key": "app-key-0123456789", "key_sha256": ")" +
+                      std::string(64, 'a') + "\"}")
+                  .param,
+              "key_sha256");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <string_view>
 
 namespace switchyard::observe {
@@ -10,8 +11,66 @@ namespace {
 
 constexpr char kSep = '\x1f';
 
-// Label values escaped as the exposition format requires (backslash, quote, newline).
-std::string Escape(std::string_view value) {
+using Names = std::initializer_list<std::string_view>;
+
+std::string Key(Names values) {
+    std::string key;
+    bool first = true;
+    for (const std::string_view v : values) {
+        if (!first) key.push_back(kSep);
+        first = false;
+        key.append(v);
+    }
+    return key;
+}
+
+// `name="value",...` for a series key and its label names.
+std::string Labels(Names names, std::string_view key) {
+    std::string out;
+    for (const std::string_view name : names) {
+        const std::size_t at = key.find(kSep);
+        if (!out.empty()) out.push_back(',');
+        out.append(name).append("=\"").append(EscapeLabel(key.substr(0, at))).push_back('"');
+        key = at == std::string_view::npos ? std::string_view{} : key.substr(at + 1);
+    }
+    return out;
+}
+
+void Family(std::string& out, std::string_view name, std::string_view type, std::string_view help) {
+    out += fmt::format("# HELP {0} {1}\n# TYPE {0} {2}\n", name, help, type);
+}
+
+void Counters(std::string& out, std::string_view name, std::string_view help, Names labels,
+              const Metrics::Series<std::uint64_t>& series) {
+    Family(out, name, "counter", help);
+    for (const auto& [k, v] : series)
+        out += fmt::format("{}{{{}}} {}\n", name, Labels(labels, k), v);
+}
+
+void Histograms(std::string& out, std::string_view name, std::string_view help, Names labels,
+                const Metrics::Series<Metrics::Histogram>& series) {
+    Family(out, name, "histogram", help);
+    for (const auto& [k, h] : series) {
+        std::string l = Labels(labels, k);
+        const std::string_view comma = l.empty() ? "" : ",";
+        for (std::size_t i = 0; i < Metrics::kLatencyBuckets.size(); ++i) {
+            out += fmt::format("{}_bucket{{{}{}le=\"{}\"}} {}\n", name, l, comma,
+                               Metrics::kLatencyBuckets[i], h.buckets[i]);
+        }
+        out += fmt::format("{}_bucket{{{}{}le=\"+Inf\"}} {}\n", name, l, comma, h.count);
+        out +=
+            fmt::format("{}_sum{{{}}} {}\n{}_count{{{}}} {}\n", name, l, h.sum, name, l, h.count);
+    }
+}
+
+template <typename Value>
+void Merge(Metrics::Series<Value>& into, const Metrics::Series<Value>& from) {
+    for (const auto& [k, v] : from) into[k] += v;
+}
+
+}  // namespace
+
+std::string EscapeLabel(std::string_view value) {
     std::string out;
     out.reserve(value.size());
     for (char c : value) {
@@ -27,148 +86,211 @@ std::string Escape(std::string_view value) {
     return out;
 }
 
-std::vector<std::string_view> Split(std::string_view key) {
-    std::vector<std::string_view> parts;
-    for (;;) {
-        const std::size_t at = key.find(kSep);
-        parts.push_back(key.substr(0, at));
-        if (at == std::string_view::npos) return parts;
-        key.remove_prefix(at + 1);
+void Metrics::Histogram::Observe(double seconds) {
+    ++count;
+    sum += seconds;
+    for (std::size_t i = 0; i < kLatencyBuckets.size(); ++i) {
+        if (seconds <= kLatencyBuckets[i]) ++buckets[i];
     }
 }
 
-}  // namespace
+Metrics::Histogram& Metrics::Histogram::operator+=(const Histogram& other) {
+    count += other.count;
+    sum += other.sum;
+    for (std::size_t i = 0; i < buckets.size(); ++i) buckets[i] += other.buckets[i];
+    return *this;
+}
+
+Metrics::Usage& Metrics::Usage::operator+=(const Usage& other) {
+    input_tokens += other.input_tokens;
+    output_tokens += other.output_tokens;
+    cost_usd += other.cost_usd;
+    return *this;
+}
 
 Metrics::Metrics(unsigned shards) : shards_(std::max(1u, shards)) {}
 
 void Metrics::Record(unsigned shard, const RequestRecord& r) {
-    std::string key;
-    key.reserve(r.route.size() + r.model_group.size() + r.deployment.size() + 8);
-    key.append(r.route).push_back(kSep);
-    key.append(r.model_group);
-    const std::size_t histogram_key_size = key.size();
+    std::string key = Key({r.route, r.model_group, r.deployment});
+    const std::size_t duration_key_size = key.size();
     key.push_back(kSep);
-    key.append(r.deployment).push_back(kSep);
     key.append(std::to_string(r.status));
 
     Shard& s = shards_[shard % shards_.size()];
     std::lock_guard lock(s.mutex);
     ++s.requests[key];
-    key.resize(histogram_key_size);
-    Histogram& h = s.latency[key];
-    ++h.count;
-    h.sum += r.latency_seconds;
-    for (std::size_t i = 0; i < kLatencyBuckets.size(); ++i) {
-        if (r.latency_seconds <= kLatencyBuckets[i]) ++h.buckets[i];
+    key.resize(duration_key_size);
+    s.durations[key].Observe(r.latency_seconds);
+    if (!r.deployment.empty() && (r.input_tokens > 0 || r.output_tokens > 0)) {
+        Usage& u = s.usage[Key({r.key, r.deployment})];
+        u.input_tokens += static_cast<std::uint64_t>(std::max<std::int64_t>(r.input_tokens, 0));
+        u.output_tokens += static_cast<std::uint64_t>(std::max<std::int64_t>(r.output_tokens, 0));
+        u.cost_usd += r.cost_usd;
     }
 }
 
 void Metrics::CountAttempt(unsigned shard, std::string_view deployment,
                            std::string_view error_class) {
-    std::string key;
-    key.reserve(deployment.size() + error_class.size() + 1);
-    key.append(deployment).push_back(kSep);
-    key.append(error_class);
+    std::string key = Key({deployment, error_class});
     Shard& s = shards_[shard % shards_.size()];
     std::lock_guard lock(s.mutex);
     ++s.attempts[key];
 }
 
-void Metrics::CountLimitEvent(std::string_view metric, std::string labels) {
+void Metrics::CountRetry(unsigned shard, std::string_view model_group,
+                         std::string_view error_class) {
+    std::string key = Key({model_group, error_class});
+    Shard& s = shards_[shard % shards_.size()];
+    std::lock_guard lock(s.mutex);
+    ++s.retries[key];
+}
+
+void Metrics::ObserveTimeToFirstToken(unsigned shard, std::string_view model_group,
+                                      std::string_view deployment, double seconds) {
+    std::string key = Key({model_group, deployment});
+    Shard& s = shards_[shard % shards_.size()];
+    std::lock_guard lock(s.mutex);
+    s.first_token[key].Observe(seconds);
+}
+
+void Metrics::ObserveWait(unsigned shard, std::string_view reason, double seconds) {
+    Shard& s = shards_[shard % shards_.size()];
+    std::lock_guard lock(s.mutex);
+    const auto it = s.waits.find(reason);
+    (it != s.waits.end() ? it->second : s.waits[std::string(reason)]).Observe(seconds);
+}
+
+void Metrics::CountEvent(std::string_view metric, std::string labels, std::uint64_t n) {
     std::string key(metric);
     key.push_back(kSep);
     key += labels;
-    std::lock_guard lock(limit_mutex_);
-    ++limit_events_[std::move(key)];
+    std::lock_guard lock(event_mutex_);
+    events_[std::move(key)] += n;
+}
+
+void Metrics::CountFallback(int depth) {
+    CountEvent("switchyard_fallbacks_total", fmt::format("depth=\"{}\"", depth));
 }
 
 void Metrics::CountKeyRefusal(std::string_view key, std::string_view reason) {
-    CountLimitEvent("switchyard_key_refusals_total",
-                    fmt::format("key=\"{}\",reason=\"{}\"", Escape(key), Escape(reason)));
+    CountEvent("switchyard_key_refusals_total",
+               fmt::format("key=\"{}\",reason=\"{}\"", EscapeLabel(key), EscapeLabel(reason)));
 }
 
 void Metrics::CountHeadroomWait(std::string_view lane) {
-    CountLimitEvent("switchyard_headroom_waits_total", fmt::format("lane=\"{}\"", Escape(lane)));
-}
-
-void Metrics::CountStateFallback(std::string_view operation) {
-    CountLimitEvent("switchyard_state_fallbacks_total",
-                    fmt::format("operation=\"{}\"", Escape(operation)));
+    CountEvent("switchyard_headroom_waits_total", fmt::format("lane=\"{}\"", EscapeLabel(lane)));
 }
 
 void Metrics::CountShed(std::string_view lane) {
-    CountLimitEvent("switchyard_shed_total", fmt::format("lane=\"{}\"", Escape(lane)));
+    CountEvent("switchyard_shed_total", fmt::format("lane=\"{}\"", EscapeLabel(lane)));
+}
+
+void Metrics::CountSpendCapDisable(std::string_view deployment) {
+    CountEvent("switchyard_spend_cap_disables_total",
+               fmt::format("deployment=\"{}\"", EscapeLabel(deployment)));
+}
+
+void Metrics::CountStateFallback(std::string_view operation) {
+    CountEvent("switchyard_state_fallbacks_total",
+               fmt::format("operation=\"{}\"", EscapeLabel(operation)));
+}
+
+void Metrics::CountSpansDropped(std::string_view reason, std::uint64_t n) {
+    CountEvent("switchyard_trace_spans_dropped_total",
+               fmt::format("reason=\"{}\"", EscapeLabel(reason)), n);
 }
 
 std::string Metrics::Render() const {
-    std::map<std::string, std::uint64_t, std::less<>> attempts;
-    std::map<std::string, std::uint64_t, std::less<>> requests;
-    std::map<std::string, Histogram, std::less<>> latency;
+    Series<std::uint64_t> requests, attempts, retries;
+    Series<Histogram> durations, first_token, waits;
+    Series<Usage> usage;
     for (const Shard& s : shards_) {
         std::lock_guard lock(s.mutex);
-        for (const auto& [k, v] : s.requests) requests[k] += v;
-        for (const auto& [k, v] : s.attempts) attempts[k] += v;
-        for (const auto& [k, v] : s.latency) {
-            Histogram& h = latency[k];
-            h.count += v.count;
-            h.sum += v.sum;
-            for (std::size_t i = 0; i < v.buckets.size(); ++i) h.buckets[i] += v.buckets[i];
-        }
+        Merge(requests, s.requests);
+        Merge(durations, s.durations);
+        Merge(first_token, s.first_token);
+        Merge(attempts, s.attempts);
+        Merge(retries, s.retries);
+        Merge(waits, s.waits);
+        Merge(usage, s.usage);
     }
     std::string out;
-    out +=
-        "# HELP switchyard_requests_total Downstream requests by route, model group, serving "
-        "deployment and status.\n"
-        "# TYPE switchyard_requests_total counter\n";
-    for (const auto& [k, v] : requests) {
-        const auto p = Split(k);
-        out += fmt::format(
-            "switchyard_requests_total{{route=\"{}\",model_group=\"{}\",deployment=\"{}\","
-            "status=\"{}\"}} {}\n",
-            Escape(p[0]), Escape(p[1]), Escape(p[2]), p[3], v);
-    }
-    out +=
-        "# HELP switchyard_request_duration_seconds Downstream request latency, first byte in to "
-        "last byte out.\n"
-        "# TYPE switchyard_request_duration_seconds histogram\n";
-    for (const auto& [k, h] : latency) {
-        const auto p = Split(k);
-        const std::string labels =
-            fmt::format("route=\"{}\",model_group=\"{}\"", Escape(p[0]), Escape(p[1]));
-        for (std::size_t i = 0; i < kLatencyBuckets.size(); ++i) {
-            out += fmt::format("switchyard_request_duration_seconds_bucket{{{},le=\"{}\"}} {}\n",
-                               labels, kLatencyBuckets[i], h.buckets[i]);
-        }
-        out += fmt::format("switchyard_request_duration_seconds_bucket{{{},le=\"+Inf\"}} {}\n",
-                           labels, h.count);
-        out += fmt::format("switchyard_request_duration_seconds_sum{{{}}} {}\n", labels, h.sum);
-        out += fmt::format("switchyard_request_duration_seconds_count{{{}}} {}\n", labels, h.count);
-    }
-    out +=
-        "# HELP switchyard_upstream_attempts_total Upstream attempts by deployment and error class "
-        "(none: success). Divided by chat requests it is the retry amplification.\n"
-        "# TYPE switchyard_upstream_attempts_total counter\n";
-    for (const auto& [k, v] : attempts) {
-        const auto p = Split(k);
-        out += fmt::format(
-            "switchyard_upstream_attempts_total{{deployment=\"{}\",error_class=\"{}\"}} {}\n",
-            Escape(p[0]), Escape(p[1]), v);
-    }
+    Counters(out, "switchyard_requests_total",
+             "Downstream requests by route, model group, serving deployment and status.",
+             {"route", "model_group", "deployment", "status"}, requests);
+    Histograms(out, "switchyard_request_duration_seconds",
+               "Downstream request latency, first byte in to last byte out.",
+               {"route", "model_group", "deployment"}, durations);
+    Histograms(out, "switchyard_time_to_first_token_seconds",
+               "Streams: time from the serving attempt's start to its first content event.",
+               {"model_group", "deployment"}, first_token);
+    Counters(out, "switchyard_upstream_attempts_total",
+             "Upstream attempts by deployment and error class (none: success).",
+             {"deployment", "error_class"}, attempts);
+    Counters(out, "switchyard_retries_total",
+             "Attempts sent after an earlier attempt of the same request failed, by the model "
+             "group of the failed attempt and its error class.",
+             {"model_group", "error_class"}, retries);
+    Histograms(out, "switchyard_wait_seconds",
+               "Waits of the attempt engine before an attempt, by reason (backoff, retry_after, "
+               "headroom).",
+               {"reason"}, waits);
     {
-        static constexpr std::pair<std::string_view, std::string_view> kLimitMetrics[] = {
+        Series<std::uint64_t> input, output;
+        Family(out, "switchyard_cost_usd_total", "counter",
+               "Cost of the tokens used, at the serving deployment's configured prices, by "
+               "client key and deployment.");
+        for (const auto& [k, u] : usage) {
+            input[k + kSep + "input"] = u.input_tokens;
+            output[k + kSep + "output"] = u.output_tokens;
+            out += fmt::format("switchyard_cost_usd_total{{{}}} {}\n",
+                               Labels({"key", "deployment"}, k), u.cost_usd);
+        }
+        Merge(input, output);
+        Counters(out, "switchyard_tokens_total",
+                 "Tokens reported by the providers, by client key, deployment and direction "
+                 "(input, output).",
+                 {"key", "deployment", "direction"}, input);
+    }
+    const std::uint64_t engine_requests = engine_requests_.load(std::memory_order_relaxed);
+    std::uint64_t total_attempts = 0;
+    for (const auto& [k, v] : attempts) total_attempts += v;
+    out += fmt::format(
+        "# HELP switchyard_engine_requests_total Requests that reached the attempt engine "
+        "(chat, messages, responses, embeddings).\n"
+        "# TYPE switchyard_engine_requests_total counter\n"
+        "switchyard_engine_requests_total {}\n"
+        "# HELP switchyard_retry_amplification_ratio Upstream attempts per request that reached "
+        "the attempt engine, since start (1: no retries).\n"
+        "# TYPE switchyard_retry_amplification_ratio gauge\n"
+        "switchyard_retry_amplification_ratio {}\n",
+        engine_requests,
+        engine_requests == 0
+            ? 0.0
+            : static_cast<double>(total_attempts) / static_cast<double>(engine_requests));
+    {
+        static constexpr std::pair<std::string_view, std::string_view> kEvents[] = {
+            {"switchyard_fallbacks_total",
+             "Requests answered by a fallback model group, by its depth in the chain (1: the "
+             "first fallback)."},
             {"switchyard_key_refusals_total",
              "Requests refused by their client key's limits (requests, tokens, budget)."},
             {"switchyard_headroom_waits_total",
              "Times a request waited for upstream headroom, by lane."},
             {"switchyard_shed_total",
              "Requests answered 429 because no deployment had headroom for their lane in time."},
+            {"switchyard_spend_cap_disables_total",
+             "Times a provider's spend cap disabled a deployment until the end of the month."},
             {"switchyard_state_fallbacks_total",
              "Shared-state operations decided from this replica's own state because Redis did "
-             "not answer in time, by operation."}};
-        std::lock_guard lock(limit_mutex_);
-        for (const auto& [name, help] : kLimitMetrics) {
-            out += fmt::format("# HELP {0} {1}\n# TYPE {0} counter\n", name, help);
-            for (const auto& [k, v] : limit_events_) {
+             "not answer in time, by operation."},
+            {"switchyard_trace_spans_dropped_total",
+             "Trace spans not exported, by reason (queue_full: the exporter fell behind; export: "
+             "the collector refused or was unreachable)."}};
+        std::lock_guard lock(event_mutex_);
+        for (const auto& [name, help] : kEvents) {
+            Family(out, name, "counter", help);
+            for (const auto& [k, v] : events_) {
                 const std::string_view key = k;
                 const std::size_t at = key.find(kSep);
                 if (key.substr(0, at) != name) continue;
@@ -181,10 +303,10 @@ std::string Metrics::Render() const {
         "(x-stainless-retry-count > 0); clients should set maxRetries to 0.\n"
         "# TYPE switchyard_client_retries_total counter\n"
         "switchyard_client_retries_total {}\n"
-        "# HELP switchyard_fallbacks_total Requests served by a fallback model group.\n"
-        "# TYPE switchyard_fallbacks_total counter\n"
-        "switchyard_fallbacks_total {}\n",
-        client_retries_.load(), fallbacks_.load());
+        "# HELP switchyard_trace_spans_exported_total Trace spans sent to the OTLP collector.\n"
+        "# TYPE switchyard_trace_spans_exported_total counter\n"
+        "switchyard_trace_spans_exported_total {}\n",
+        client_retries_.load(), spans_exported_.load());
     out += fmt::format(
         "# HELP switchyard_in_flight_requests Requests being served now.\n"
         "# TYPE switchyard_in_flight_requests gauge\n"

@@ -27,6 +27,7 @@ struct RequestRecord {
     bool stream = false;
     std::int64_t input_tokens = -1;  // as reported by the provider; -1 when unknown
     std::int64_t output_tokens = -1;
+    double cost_usd = 0;         // the tokens at the serving deployment's prices
     std::string_view error;      // local error or stream failure, empty when none
     int attempts = 0;            // upstream attempts made
     int fallback_depth = 0;      // position in the fallback chain of the group that answered

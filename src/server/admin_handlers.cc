@@ -6,7 +6,10 @@
 #include <boost/json.hpp>
 
 #include "core/time_format.h"
+#include "observe/dashboard_page.h"
 #include "server/http_io.h"
+#include "server/key_admin.h"
+#include "server/state_gauges.h"
 
 namespace switchyard::server {
 
@@ -163,11 +166,26 @@ asio::awaitable<void> ServeStatus(RequestContext& ctx) {
                                             {"max_queue", lane.max_queue},
                                             {"waiting", running.Waiting(i)}});
     }
+    boost::json::array failures;
+    for (const observe::FailedAttempt& f : ctx.Context().metrics.Failures().Newest()) {
+        failures.push_back(boost::json::object{{"at", core::Rfc3339(f.at)},
+                                               {"model_group", f.model_group},
+                                               {"deployment", f.deployment},
+                                               {"status", f.status},
+                                               {"error_class", f.error_class},
+                                               {"upstream_request_id", f.upstream_request_id}});
+    }
+    boost::json::array keys;
+    for (const auto& key : ctx.Context().keys.List()) {
+        keys.push_back(DescribeKey(*key, ctx.Context().clock));
+    }
     std::string body = boost::json::serialize(
         boost::json::object{{"time", core::Rfc3339(wall_now)},
                             {"self_throttle", ctx.Config().limits.self_throttle},
                             {"lanes", std::move(lanes)},
-                            {"deployments", std::move(deployments)}});
+                            {"deployments", std::move(deployments)},
+                            {"keys", std::move(keys)},
+                            {"recent_failures", std::move(failures)}});
     co_await WriteBody(ctx, std::move(body), "application/json");
 }
 
@@ -191,6 +209,19 @@ asio::awaitable<void> ServeEnable(RequestContext& ctx, std::string_view name) {
     co_await WriteLocalError(ctx, error);
 }
 
+asio::awaitable<void> ServeDashboard(RequestContext& ctx) {
+    ctx.record.route = "dashboard";
+    // The page holds no data: it asks for the master key and reads /status and /metrics with it.
+    // It loads nothing from elsewhere, and nothing may frame it.
+    ctx.reply_headers.emplace_back("content-security-policy",
+                                   "default-src 'none'; script-src 'unsafe-inline'; "
+                                   "style-src 'unsafe-inline'; connect-src 'self'; img-src data:; "
+                                   "frame-ancestors 'none'");
+    ctx.reply_headers.emplace_back("x-content-type-options", "nosniff");
+    ctx.reply_headers.emplace_back("cache-control", "no-store");
+    co_await WriteBody(ctx, std::string(observe::DashboardPage()), "text/html; charset=utf-8");
+}
+
 asio::awaitable<void> ServeMetrics(RequestContext& ctx) {
     ctx.record.route = "metrics";
     // The metrics name client keys: once there are any, only the master key may read them.
@@ -201,6 +232,7 @@ asio::awaitable<void> ServeMetrics(RequestContext& ctx) {
         }
     }
     std::string body = ctx.Context().metrics.Render();
+    body += RenderStateGauges(*ctx.runtime, ctx.Context().clock.Now());
     co_await WriteBody(ctx, std::move(body), "text/plain; version=0.0.4");
 }
 

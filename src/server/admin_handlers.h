@@ -23,6 +23,8 @@ asio::awaitable<void> ServeMetrics(RequestContext& ctx);
 // GET /status (master key): every deployment's health — rate-limited, cooling, breaker and
 // disabled states with their end times, in-flight attempts, latency, last error, retry budget.
 asio::awaitable<void> ServeStatus(RequestContext& ctx);
+// GET /dashboard: the live dashboard page (it asks for the master key itself).
+asio::awaitable<void> ServeDashboard(RequestContext& ctx);
 
 // POST /admin/reload (master key): loads the config file again, validates it fully and swaps it
 // in for new requests; 200 with the new groups' and deployments' counts, or 400 listing every

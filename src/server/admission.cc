@@ -69,16 +69,17 @@ core::LocalError KeyRefusalError(const config::ClientKey& key,
 
 }  // namespace
 
+double CostOfTokens(const config::Deployment& deployment, std::int64_t input, std::int64_t output) {
+    return (static_cast<double>(std::max<std::int64_t>(input, 0)) * deployment.input_price +
+            static_cast<double>(std::max<std::int64_t>(output, 0)) * deployment.output_price) /
+           1e6;
+}
+
 KeySettlement::~KeySettlement() {
     if (!key) return;
     const std::int64_t in = ctx_.record.input_tokens;
     const std::int64_t out = ctx_.record.output_tokens;
-    double cost = 0;
-    if (served_by != nullptr) {
-        cost = (static_cast<double>(std::max<std::int64_t>(in, 0)) * served_by->input_price +
-                static_cast<double>(std::max<std::int64_t>(out, 0)) * served_by->output_price) /
-               1e6;
-    }
+    const double cost = ctx_.record.cost_usd;
     const std::int64_t tokens = in >= 0 && out >= 0 ? in + out : -1;
     const core::Clock& clock = ctx_.Context().clock;
     key->Settle(admission, tokens, cost, clock.Now(), clock.WallNow());

@@ -20,9 +20,12 @@ struct SharedSettlement {
     std::string month;  // "2026-12": the spend's month
 };
 
+// What `input` and `output` tokens cost at `deployment`'s configured prices (USD).
+double CostOfTokens(const config::Deployment& deployment, std::int64_t input, std::int64_t output);
+
 // Settles a client key's admission once the request is answered, on every path: the reported
-// tokens replace the estimate, and what the serving deployment charges is added to the key's
-// monthly spend. Lives as long as the request.
+// tokens replace the estimate, and what the serving deployment charges (the request record's
+// cost) is added to the key's monthly spend. Lives as long as the request.
 class KeySettlement final {
   public:
     explicit KeySettlement(RequestContext& ctx) : ctx_(ctx) {}
@@ -33,7 +36,6 @@ class KeySettlement final {
     std::shared_ptr<limits::ClientKeyState> key;  // null: no key (open gateway, master key)
     limits::KeyAdmission admission;
     std::optional<SharedSettlement> shared;  // admitted by the fleet's shared window
-    const config::Deployment* served_by = nullptr;
 
   private:
     RequestContext& ctx_;

@@ -130,6 +130,7 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
         options.include_usage = setup.request.include_usage;
         const StreamResult stream = co_await RelayStream(ctx, call, options);
         end.answered = stream.committed;
+        if (stream.first_content) end.time_to_first_token = *stream.first_content - now;
         if (!stream.Failed()) co_return end;
         // Failed — before the commit point an ordinary failed attempt, after it a failure of the
         // deployment all the same (the client got an error event).

@@ -38,6 +38,9 @@ struct AttemptEnd {
     core::LocalError error;                          // what went wrong, as the client would be told
     api::Wire upstream = api::Wire::kOpenAi;         // the API the deployment speaks
     std::optional<std::chrono::milliseconds> time_to_first_byte;
+    // A stream's first content event, from the attempt's start (the commit point in the
+    // default stream mode).
+    std::optional<std::chrono::steady_clock::duration> time_to_first_token;
     // The timeout that ended it was the request's own deadline, shorter than the deployment's
     // configured one: a fact about the request, not about the deployment's health.
     bool cut_by_deadline = false;

@@ -277,6 +277,19 @@ asio::awaitable<milliseconds> ReserveHeadroom(RequestContext& ctx, const Walk& w
     co_return headroom.TryReserve(deployment.index, cost, grant.share, now, walk.lane, grant.ramp);
 }
 
+// The metrics' name for why the engine waits.
+std::string_view WaitReason(engine::Action::WaitFor wait_for) {
+    switch (wait_for) {
+        case engine::Action::WaitFor::kBackoff:
+            return "backoff";
+        case engine::Action::WaitFor::kRateLimit:
+            return "retry_after";
+        case engine::Action::WaitFor::kHeadroom:
+            return "headroom";
+    }
+    return "backoff";
+}
+
 asio::awaitable<void> Sleep(RequestContext& ctx, milliseconds delay, ClientWatch& client) {
     asio::steady_timer timer(ctx.stream.get_executor());
     const TrackedBy<asio::steady_timer> tracked(&client, timer);
@@ -324,14 +337,23 @@ void RecordAttempt(RequestContext& ctx, Walk& walk, const config::Deployment& de
     if (headroom != nullptr) {
         headroom->Settle(end.answered, ctx.record.input_tokens, ctx.record.output_tokens);
     }
-    if (end.answered) walk.settlement.served_by = &deployment;
     const policy::ErrorClass error = end.outcome.error_class;
     context.metrics.CountAttempt(ctx.worker.index, deployment.name, policy::Name(error));
+    if (end.answered) {
+        ctx.record.cost_usd =
+            CostOfTokens(deployment, ctx.record.input_tokens, ctx.record.output_tokens);
+        if (end.time_to_first_token) {
+            context.metrics.ObserveTimeToFirstToken(
+                ctx.worker.index, stage.group->name, deployment.name,
+                std::chrono::duration<double>(*end.time_to_first_token).count());
+        }
+    }
     // An attempt the request itself cut short — its deadline, or a client that left — says
     // nothing about the deployment: it is abandoned (AdmittedAttempt), not reported.
     if (!end.cut_by_deadline && !walk.client.Gone()) {
         // A stream that failed after its commit point is a failure of the deployment all the same.
         if (admitted.Report(error, end.outcome.retry_after, end.time_to_first_byte)) {
+            context.metrics.CountSpendCapDisable(deployment.name);
             AlertDisabled(ctx, deployment);
         }
         policy::RetryBudget& deployment_budget = health.Budget(deployment.index);
@@ -344,12 +366,15 @@ void RecordAttempt(RequestContext& ctx, Walk& walk, const config::Deployment& de
         }
     }
     if (end.answered) {
-        if (stage.depth > 0) context.metrics.CountFallback();
+        if (stage.depth > 0) context.metrics.CountFallback(stage.depth);
         return;
     }
     walk.notes.push_back({stage.group->name, deployment.name, end.status,
                           std::string(policy::Name(error)), ctx.upstream_request_id,
                           walk.waited.count()});
+    context.metrics.Failures().Add({context.clock.WallNow(), stage.group->name, deployment.name,
+                                    end.status, std::string(policy::Name(error)),
+                                    ctx.upstream_request_id});
     walk.waited = milliseconds(0);
 }
 
@@ -422,6 +447,12 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
                         admitted.HoldSharedProbe(context.shared, ctx.worker.index, deployment.name);
                     }
                 }
+                if (!walk.notes.empty()) {
+                    // Sent because an earlier attempt of this request failed.
+                    const core::AttemptNote& failed = walk.notes.back();
+                    context.metrics.CountRetry(ctx.worker.index, failed.model_group,
+                                               failed.error_class);
+                }
                 AttemptEnd end = co_await RunAttempt(ctx, walk.setup, deployment, stage);
                 admitted.Ended();
                 // Cut short for a client that left before any answer: nothing to record.
@@ -447,6 +478,8 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
                 }
                 co_await Sleep(ctx, action.wait, walk.client);
                 walk.waited += action.wait;
+                context.metrics.ObserveWait(ctx.worker.index, WaitReason(action.wait_for),
+                                            std::chrono::duration<double>(action.wait).count());
                 event = engine::event::Waited{};
                 break;
             case Kind::kReplaceChain: {
@@ -731,6 +764,7 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
         Stages(routing::PlanGroups(config, requested, request.fallbacks, options.fallbacks),
                ctx.Health(), draw),
         deadline);
+    context.metrics.CountEngineRequest();
     const engine::Action end = co_await RunEngine(ctx, walk, state);
     if (end.kind == Kind::kDone) co_return;
     const Unanswered unanswered = end;

@@ -90,6 +90,7 @@ asio::awaitable<bool> WriteBody(RequestContext& ctx, std::string body,
                                 std::string_view content_type) {
     Response response{http::status::ok, 11};
     response.set(http::field::content_type, content_type);
+    for (const auto& [name, value] : ctx.reply_headers) response.set(name, value);
     response.body() = std::move(body);
     co_return co_await WriteResponse(ctx, response);
 }

@@ -9,9 +9,7 @@
 #include "server/key_request.h"
 
 namespace switchyard::server {
-namespace {
-
-boost::json::object Describe(const limits::ClientKeyState& key, const core::Clock& clock) {
+boost::json::object DescribeKey(const limits::ClientKeyState& key, const core::Clock& clock) {
     const config::ClientKey& p = key.Policy();
     const limits::ClientKeyState::Usage usage = key.Snapshot(clock.Now(), clock.WallNow());
     boost::json::array models;
@@ -34,8 +32,6 @@ boost::json::object Describe(const limits::ClientKeyState& key, const core::Cloc
     return o;
 }
 
-}  // namespace
-
 asio::awaitable<void> ServeListKeys(RequestContext& ctx) {
     ctx.record.route = "admin";
     if (const auto denied = CheckMasterKey(ctx)) {
@@ -44,7 +40,7 @@ asio::awaitable<void> ServeListKeys(RequestContext& ctx) {
     }
     boost::json::array keys;
     for (const auto& key : ctx.Context().keys.List()) {
-        keys.push_back(Describe(*key, ctx.Context().clock));
+        keys.push_back(DescribeKey(*key, ctx.Context().clock));
     }
     std::string body = boost::json::serialize(boost::json::object{{"keys", std::move(keys)}});
     co_await WriteBody(ctx, std::move(body), "application/json");
@@ -76,7 +72,7 @@ asio::awaitable<void> ServeAddKey(RequestContext& ctx) {
     if (ctx.Context().shared != nullptr) {
         ctx.Context().shared->ShareKeyAdded(KeyRequestBody(added->Policy()));
     }
-    boost::json::object answer = Describe(*added, ctx.Context().clock);
+    boost::json::object answer = DescribeKey(*added, ctx.Context().clock);
     // A generated key is shown this once; only its hash is kept.
     if (!request.plaintext.empty()) answer["key"] = request.plaintext;
     Response response{http::status::created, 11};

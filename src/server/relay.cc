@@ -242,7 +242,10 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
             }
             if (api::IsEndEvent(event)) done_seen = true;
             if (event.data.find("\"usage\":{") != std::string::npos) NoteUsage(ctx, event.data);
-            if (!content_seen && api::CarriesContent(event)) content_seen = true;
+            if (!content_seen && api::CarriesContent(event)) {
+                content_seen = true;
+                result.first_content = clock.Now();
+            }
             if (content_seen && api::IsProgress(event, options.pings_are_progress)) progress = true;
             emit(event, result.committed ? out : held);
         }

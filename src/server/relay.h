@@ -2,6 +2,7 @@
 
 #include <boost/json/object.hpp>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -60,6 +61,7 @@ struct StreamResult {
     policy::Transport transport = policy::Transport::kOk;  // a reset, a stall, a malformed body
     core::LocalError error;                                // its description
     std::string error_event;                               // the data of an upstream error event
+    std::optional<std::chrono::steady_clock::time_point> first_content;  // its first content event
 
     bool Failed() const { return transport != policy::Transport::kOk || !error_event.empty(); }
 };

@@ -31,7 +31,8 @@ struct Route {
         kLive,
         kReady,
         kMetrics,
-        kStatus
+        kStatus,
+        kDashboard
     } kind;
 };
 
@@ -49,6 +50,7 @@ constexpr Route kRoutes[] = {
     {"/health/ready", http::verb::get, Route::kReady},
     {"/metrics", http::verb::get, Route::kMetrics},
     {"/status", http::verb::get, Route::kStatus},
+    {"/dashboard", http::verb::get, Route::kDashboard},
 };
 
 // "/admin/deployments/{name}/enable" -> name.
@@ -136,6 +138,9 @@ asio::awaitable<void> Dispatch(RequestContext& ctx) {
             break;
         case Route::kStatus:
             co_await ServeStatus(ctx);
+            break;
+        case Route::kDashboard:
+            co_await ServeDashboard(ctx);
             break;
     }
 }

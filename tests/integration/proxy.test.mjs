@@ -141,7 +141,16 @@ test('/metrics counts requests by group, deployment and status', async () => {
   assert.ok(ok >= 31, `chat-primary 200s: ${ok}`);
   assert.equal(metricValue(text,
     'switchyard_requests_total{route="chat",model_group="limited",deployment="limited-1",status="422"}'), 1);
-  assert.match(text, /switchyard_request_duration_seconds_bucket\{route="chat",model_group="chat",le="\+Inf"\} \d+/);
+  assert.match(text,
+    /switchyard_request_duration_seconds_bucket\{route="chat",model_group="chat",deployment="chat-primary",le="\+Inf"\} \d+/);
+  // Tokens and the gauges read from the runtime at scrape time.
+  assert.ok(metricValue(text,
+    'switchyard_tokens_total{key="",deployment="chat-primary",direction="output"}') > 0);
+  assert.equal(metricValue(text,
+    'switchyard_deployment_state{model_group="chat",deployment="chat-primary",state="healthy"}'), 1);
+  assert.equal(metricValue(text,
+    'switchyard_deployment_state{model_group="chat",deployment="chat-primary",state="cooling"}'), 0);
+  assert.ok(metricValue(text, 'switchyard_retry_amplification_ratio') >= 1);
   assert.equal(metricValue(text, 'switchyard_in_flight_requests'), 1, 'only the scrape itself');
 });
 

@@ -29,11 +29,11 @@ TEST(MetricsTest, SumsShardsIntoPrometheusText) {
         << text;
     EXPECT_NE(text.find("status=\"502\"} 1\n"), std::string::npos) << text;
     EXPECT_NE(text.find("switchyard_request_duration_seconds_bucket{route=\"chat\","
-                        "model_group=\"smart\",le=\"0.025\"} 2\n"),
+                        "model_group=\"smart\",deployment=\"dep \\\"1\\\"\",le=\"0.025\"} 2\n"),
               std::string::npos)
         << text;
     EXPECT_NE(text.find("switchyard_request_duration_seconds_count{route=\"chat\","
-                        "model_group=\"smart\"} 3\n"),
+                        "model_group=\"smart\",deployment=\"dep \\\"1\\\"\"} 3\n"),
               std::string::npos)
         << text;
 }
@@ -81,6 +81,69 @@ TEST(MetricsTest, RendersRateLimitEventsPerKeyAndLane) {
     EXPECT_NE(text.find("switchyard_headroom_waits_total{lane=\"batch\"} 1\n"), std::string::npos);
     EXPECT_NE(text.find("switchyard_shed_total{lane=\"batch\"} 1\n"), std::string::npos);
     EXPECT_NE(text.find("# TYPE switchyard_shed_total counter\n"), std::string::npos);
+}
+
+TEST(MetricsTest, CountsTokensCostRetriesWaitsAndTheAmplification) {
+    Metrics metrics(2);
+    RequestRecord r;
+    r.route = "chat";
+    r.model_group = "smart";
+    r.deployment = "large";
+    r.key = "app";
+    r.status = 200;
+    r.input_tokens = 10;
+    r.output_tokens = 5;
+    r.cost_usd = 0.25;
+    metrics.Record(0, r);
+    metrics.Record(1, r);
+    r.deployment = "";  // a local reply uses no tokens of any deployment
+    metrics.Record(1, r);
+    metrics.CountEngineRequest();
+    metrics.CountEngineRequest();
+    metrics.CountAttempt(0, "large", "overloaded");
+    metrics.CountAttempt(0, "large", "none");
+    metrics.CountAttempt(1, "large", "none");
+    metrics.CountRetry(0, "smart", "overloaded");
+    metrics.ObserveWait(0, "backoff", 0.3);
+    metrics.ObserveTimeToFirstToken(1, "smart", "large", 0.04);
+    metrics.CountFallback(2);
+    metrics.CountSpendCapDisable("large");
+    metrics.CountSpansDropped("queue_full", 3);
+    const std::string text = metrics.Render();
+    const auto has = [&](std::string_view line) {
+        return text.find(std::string(line) + "\n") != std::string::npos;
+    };
+    EXPECT_TRUE(
+        has("switchyard_tokens_total{key=\"app\",deployment=\"large\",direction=\"input\"} 20"))
+        << text;
+    EXPECT_TRUE(
+        has("switchyard_tokens_total{key=\"app\",deployment=\"large\",direction=\"output\"} 10"));
+    EXPECT_TRUE(has("switchyard_cost_usd_total{key=\"app\",deployment=\"large\"} 0.5"));
+    EXPECT_TRUE(
+        has("switchyard_retries_total{model_group=\"smart\",error_class=\"overloaded\"} 1"));
+    EXPECT_TRUE(has("switchyard_wait_seconds_bucket{reason=\"backoff\",le=\"0.25\"} 0"));
+    EXPECT_TRUE(has("switchyard_wait_seconds_bucket{reason=\"backoff\",le=\"0.5\"} 1"));
+    EXPECT_TRUE(
+        has("switchyard_time_to_first_token_seconds_count{model_group=\"smart\",deployment="
+            "\"large\"} 1"));
+    EXPECT_TRUE(has("switchyard_engine_requests_total 2"));
+    EXPECT_TRUE(has("switchyard_retry_amplification_ratio 1.5"));
+    EXPECT_TRUE(has("switchyard_fallbacks_total{depth=\"2\"} 1"));
+    EXPECT_TRUE(has("switchyard_spend_cap_disables_total{deployment=\"large\"} 1"));
+    EXPECT_TRUE(has("switchyard_trace_spans_dropped_total{reason=\"queue_full\"} 3"));
+}
+
+TEST(MetricsTest, EveryFamilyIsDescribedBeforeItsFirstSample) {
+    const std::string text = Metrics(1).Render();
+    for (const std::string_view family :
+         {"switchyard_requests_total counter", "switchyard_time_to_first_token_seconds histogram",
+          "switchyard_retries_total counter", "switchyard_wait_seconds histogram",
+          "switchyard_tokens_total counter", "switchyard_cost_usd_total counter",
+          "switchyard_fallbacks_total counter", "switchyard_spend_cap_disables_total counter",
+          "switchyard_trace_spans_exported_total counter",
+          "switchyard_trace_spans_dropped_total counter"}) {
+        EXPECT_NE(text.find("# TYPE " + std::string(family) + "\n"), std::string::npos) << family;
+    }
 }
 
 }  // namespace

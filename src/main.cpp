@@ -28,6 +28,7 @@
 #include "limits/lanes.h"
 #include "observe/access_log.h"
 #include "observe/metrics.h"
+#include "observe/trace_exporter.h"
 #include "server/key_request.h"
 #include "server/runtime.h"
 #include "server/server.h"
@@ -126,6 +127,25 @@ int Check(const std::string& path) {
 }
 
 // What this replica does with what the fleet's other replicas share (docs/state.md).
+std::unique_ptr<observe::TraceExporter> MakeTraceExporter(const config::TelemetryConfig& telemetry,
+                                                          observe::Metrics& metrics) {
+    observe::TraceExporter::Options options;
+    options.host = telemetry.collector.host;
+    options.port = telemetry.collector.port;
+    options.host_header = telemetry.collector.HostHeader();
+    options.path = telemetry.traces_path;
+    for (const auto& [name, value] : telemetry.headers) {
+        options.headers.emplace_back(name, value.Reveal());
+    }
+    options.service_name = telemetry.service_name;
+    options.service_version = std::string(kVersion);
+    options.max_queue = telemetry.max_queue;
+    options.max_batch = telemetry.max_batch;
+    options.interval = telemetry.export_interval;
+    options.timeout = telemetry.export_timeout;
+    return std::make_unique<observe::TraceExporter>(std::move(options), metrics);
+}
+
 state::RedisState::Handlers SharedStateHandlers(server::RuntimeSlot& runtime,
                                                 const core::Clock& clock,
                                                 limits::ClientKeys& keys) {
@@ -219,6 +239,9 @@ int Serve(const std::vector<std::string_view>& args) {
             config->state, metrics, config->state.tls ? &tls->For(config->state.ca_file) : nullptr,
             (std::uint64_t{seed()} << 32) | seed());
     }
+    // Traces (docs/observability.md#traces); the collector is read at start only.
+    std::unique_ptr<observe::TraceExporter> traces;
+    if (config->telemetry.Enabled()) traces = MakeTraceExporter(config->telemetry, metrics);
     server::RuntimeSlot runtime(server::BuildRuntime(config, clock.Now(), nullptr, shared.get()));
     // A reload reads the same file with the same command-line overrides; what only a restart
     // changes (listen, workers, the access log, retry.budget) keeps its start-up value.
@@ -258,6 +281,7 @@ int Serve(const std::vector<std::string_view>& args) {
         shared->SetHandlers(SharedStateHandlers(runtime, clock, keys));
         context.shared = shared.get();
     }
+    context.traces = traces.get();
     // A SIGHUP before the server watches for it must not end the process.
     std::signal(SIGHUP, SIG_IGN);
     auto server = std::make_unique<server::Server>(context);

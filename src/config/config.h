@@ -243,6 +243,23 @@ struct StateConfig {
     Millis connect_timeout{1'000};
 };
 
+// Traces (docs/observability.md#traces): spans exported over OTLP/HTTP (JSON) to a collector.
+struct TelemetryConfig {
+    std::string otlp_endpoint;  // empty: no traces; "http://host:4318" (the path /v1/traces added)
+    core::BaseUrl collector;    // parsed from otlp_endpoint
+    std::string traces_path = "/v1/traces";
+    std::string service_name = "switchyard";
+    double sample_ratio = 1.0;  // of requests that arrive without a sampled parent
+    // Extra request headers for the collector (e.g. its API key: `os.environ/NAME` values).
+    std::vector<std::pair<std::string, Secret>> headers;
+    std::size_t max_queue = 8192;  // spans waiting for export; beyond it they are dropped
+    std::size_t max_batch = 512;   // spans per export request
+    Millis export_interval{1'000};
+    Millis export_timeout{5'000};
+
+    bool Enabled() const { return !otlp_endpoint.empty(); }
+};
+
 // A client (virtual) key. Only its SHA-256 is kept; the plaintext comes from the environment or
 // is handed out once by the admin API.
 struct ClientKey {
@@ -271,6 +288,7 @@ struct Config {
     DegradationConfig degradation;
     LimitsConfig limits;
     StateConfig state;
+    TelemetryConfig telemetry;
     std::vector<ClientKey> keys;
     std::vector<ModelGroup> models;
     std::size_t deployment_count = 0;

@@ -407,6 +407,56 @@ void ReadState(Reader& r, const YAML::Node& node, StateConfig& state) {
     r.Duration(node, "connect_timeout_ms", state.connect_timeout);
 }
 
+void ReadTelemetry(Reader& r, const YAML::Node& node, TelemetryConfig& telemetry) {
+    if (!r.CheckMap(node, "telemetry",
+                    {"otlp_endpoint", "service_name", "sample_ratio", "headers", "max_queue",
+                     "max_batch", "export_interval_ms", "export_timeout_ms"})) {
+        return;
+    }
+    if (r.String(node, "otlp_endpoint", telemetry.otlp_endpoint)) {
+        std::string error;
+        const auto url = core::ParseBaseUrl(telemetry.otlp_endpoint, error);
+        if (!url) {
+            r.Fail(node["otlp_endpoint"], "invalid otlp_endpoint: " + error);
+        } else if (url->tls) {
+            r.Fail(node["otlp_endpoint"],
+                   "otlp_endpoint must be http://: export to a collector beside the gateway, "
+                   "which forwards over TLS");
+        } else {
+            telemetry.collector = *url;
+            // The OTLP/HTTP convention: a base URL gets /v1/traces; a full one is kept.
+            telemetry.traces_path = url->path_prefix.ends_with("/v1/traces")
+                                        ? url->path_prefix
+                                        : url->path_prefix + "/v1/traces";
+        }
+    }
+    r.Name(node, "service_name", telemetry.service_name);
+    if (r.Real(node, "sample_ratio", telemetry.sample_ratio) &&
+        !(telemetry.sample_ratio >= 0 && telemetry.sample_ratio <= 1)) {
+        r.Fail(node["sample_ratio"], "'sample_ratio' must be between 0 and 1");
+    }
+    if (const YAML::Node headers = node["headers"]; headers.IsDefined() && !headers.IsNull()) {
+        if (!headers.IsMap()) {
+            r.Fail(headers, "telemetry 'headers' must be a mapping of header names to values");
+        } else {
+            for (const auto& entry : headers) {
+                const std::string name = entry.first.Scalar();
+                if (!core::IsSafeName(name) || name.find(':') != std::string::npos) {
+                    r.Fail(entry.first, "invalid header name '" + name + "'");
+                    continue;
+                }
+                Secret value;
+                r.SecretValue(headers, name.c_str(), value);
+                telemetry.headers.emplace_back(name, std::move(value));
+            }
+        }
+    }
+    r.Integer(node, "max_queue", telemetry.max_queue, 1, 1'000'000);
+    r.Integer(node, "max_batch", telemetry.max_batch, 1, 10'000);
+    r.Duration(node, "export_interval_ms", telemetry.export_interval);
+    r.Duration(node, "export_timeout_ms", telemetry.export_timeout);
+}
+
 void ReadDegradation(Reader& r, const YAML::Node& node, DegradationConfig& degradation) {
     if (!r.CheckMap(node, "degradation", {"mode", "content"})) return;
     std::string mode = "error";
@@ -821,7 +871,7 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file, const En
     Reader r(file, env, result.problems);
     if (!r.CheckMap(root, "the top level",
                     {"server", "timeouts", "log", "retry", "health", "alerts", "degradation",
-                     "limits", "state", "keys", "models"})) {
+                     "limits", "state", "telemetry", "keys", "models"})) {
         return result;
     }
     if (root["server"]) ReadServer(r, root["server"], config->server);
@@ -831,6 +881,7 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file, const En
     if (root["health"]) ReadHealth(r, root["health"], config->health);
     if (root["alerts"]) ReadAlerts(r, root["alerts"], config->alerts);
     if (root["state"]) ReadState(r, root["state"], config->state);
+    if (root["telemetry"]) ReadTelemetry(r, root["telemetry"], config->telemetry);
     if (root["degradation"]) ReadDegradation(r, root["degradation"], config->degradation);
     if (root["models"]) {
         ReadModels(r, root["models"], config->models);

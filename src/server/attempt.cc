@@ -91,8 +91,10 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
         end.outcome = {policy::Action::kGiveUp, policy::ErrorClass::kBadRequest};
         co_return end;
     }
-    const providers::UpstreamRequest& upstream_request =
-        std::get<providers::UpstreamRequest>(built);
+    providers::UpstreamRequest& upstream_request = std::get<providers::UpstreamRequest>(built);
+    // The trace continues upstream (docs/observability.md#traces).
+    const std::string traceparent = UpstreamTraceParent(ctx);
+    if (!traceparent.empty()) upstream_request.headers.emplace_back("traceparent", traceparent);
     end.upstream = upstream_request.wire;
     upstream::UpstreamCall call(ctx.worker.pool, context.clock);
     const TrackedBy<upstream::UpstreamCall> tracked(setup.client, call);

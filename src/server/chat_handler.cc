@@ -453,8 +453,10 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
                     context.metrics.CountRetry(ctx.worker.index, failed.model_group,
                                                failed.error_class);
                 }
+                if (ctx.trace) ctx.trace->BeginAttempt(deployment, stage, !walk.notes.empty());
                 AttemptEnd end = co_await RunAttempt(ctx, walk.setup, deployment, stage);
                 admitted.Ended();
+                if (ctx.trace) ctx.trace->EndAttempt(end, ctx.upstream_request_id);
                 // Cut short for a client that left before any answer: nothing to record.
                 if (walk.client.Gone() && !end.answered) continue;
                 RecordAttempt(ctx, walk, deployment, stage, admitted,
@@ -476,7 +478,9 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
                     }
                     context.metrics.CountHeadroomWait(ctx.record.lane);
                 }
+                if (ctx.trace) ctx.trace->BeginWait(WaitReason(action.wait_for), action.wait);
                 co_await Sleep(ctx, action.wait, walk.client);
+                if (ctx.trace) ctx.trace->EndWait();
                 walk.waited += action.wait;
                 context.metrics.ObserveWait(ctx.worker.index, WaitReason(action.wait_for),
                                             std::chrono::duration<double>(action.wait).count());
@@ -692,6 +696,7 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
     }
     const api::ChatRequest& request = std::get<api::ChatRequest>(parsed);
     ctx.record.stream = request.stream;
+    ctx.trace = RequestTrace::Start(ctx, request.model);
     if (const auto unknown = UnknownName(config, request)) {
         const Unanswered refusal = UnknownModel(config, *unknown);
         co_await WriteUnanswered(ctx, nullptr, refusal);

@@ -9,6 +9,7 @@
 #include "core/arena_allocator.h"
 #include "core/asio.h"
 #include "observe/request_record.h"
+#include "server/request_trace.h"
 #include "server/server_context.h"
 #include "upstream/watchdog.h"
 
@@ -43,6 +44,8 @@ struct RequestContext {
     bool stream_open = false;
     // Extra headers for a local reply (Allow on a 405, retry-after on a 429).
     std::vector<std::pair<std::string, std::string>> reply_headers;
+    // Its spans, when it is traced (engine requests only).
+    std::unique_ptr<RequestTrace> trace;
 
     // The runtime this request started on: its config, health, headroom and lanes, kept to its
     // end whatever a reload does meanwhile.

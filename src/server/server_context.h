@@ -18,6 +18,7 @@
 #include "limits/lanes.h"
 #include "observe/access_log.h"
 #include "observe/metrics.h"
+#include "observe/trace_exporter.h"
 #include "routing/deployment_health.h"
 #include "server/runtime.h"
 #include "state/redis_state.h"
@@ -53,6 +54,8 @@ struct ServerContext {
     std::atomic<bool> draining{false};
     // The fleet's shared state (state.backend: redis); null with the in-process default.
     state::RedisState* shared = nullptr;
+    // Where traced requests' spans go (telemetry.otlp_endpoint); null: tracing is off.
+    observe::TraceExporter* traces = nullptr;
 
     // The config new requests get (settings read once at start-up use it too).
     std::shared_ptr<const config::Config> Config() const { return runtime.Current()->config; }

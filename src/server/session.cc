@@ -206,6 +206,7 @@ void Finish(RequestContext& ctx) {
     r.latency_seconds = std::chrono::duration<double>(context.clock.Now() - ctx.start).count();
     context.metrics.Record(ctx.worker.index, r);
     context.access_log.Write(ctx.worker.index, r);
+    if (ctx.trace) ctx.trace->Finish(ctx);
 }
 
 // Answers a request that could not be read whole; the connection closes afterwards.

@@ -932,6 +932,7 @@ void Session<AsyncStream>::Record(int status, std::string_view fault_text,
     observation.retry_count = HeaderValue(request(), "x-stainless-retry-count");
     observation.user_agent = HeaderValue(request(), "user-agent");
     observation.content_type = HeaderValue(request(), "content-type");
+    observation.traceparent = HeaderValue(request(), "traceparent");
     observation.body = request().body();
     shared_.stats.Record(observation);
 }

@@ -72,6 +72,7 @@ void Stats::Record(const RequestObservation& observation) {
     entry.rate_limit.assign(observation.rate_limit);
     Assign(entry.authorization, observation.authorization);
     Assign(entry.retry_count, observation.retry_count);
+    Assign(entry.traceparent, observation.traceparent);
     Assign(entry.user_agent, observation.user_agent);
     Assign(entry.content_type, observation.content_type);
     entry.body.assign(observation.body.substr(0, kBodyPrefix));
@@ -129,6 +130,7 @@ std::string Stats::ToJson() const {
         AppendHeader(out, first, "x-stainless-retry-count", entry.retry_count);
         AppendHeader(out, first, "user-agent", entry.user_agent);
         AppendHeader(out, first, "content-type", entry.content_type);
+        AppendHeader(out, first, "traceparent", entry.traceparent);
         out += R"(},"body":)";
         AppendJsonString(out, entry.body);
         out += "}";

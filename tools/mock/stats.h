@@ -24,6 +24,7 @@ struct RequestObservation final {
     std::optional<std::string_view> retry_count;  // x-stainless-retry-count
     std::optional<std::string_view> user_agent;
     std::optional<std::string_view> content_type;
+    std::optional<std::string_view> traceparent;  // W3C trace context
     std::string_view body;  // the request body; the log keeps its first kBodyPrefix bytes
 };
 
@@ -58,6 +59,7 @@ class Stats final {
         std::optional<std::string> retry_count;
         std::optional<std::string> user_agent;
         std::optional<std::string> content_type;
+        std::optional<std::string> traceparent;
         std::string body;
     };
 

@@ -188,6 +188,43 @@ write_open_loop_body() {
     echo "$WORK_DIR/body.json"
 }
 
+# Runs the open loop against every target in $TARGETS, REPS times, interleaved, after a warm-up.
+# The caller defines port_of, pid_of and header_of (target -> value) and alive (dies when a
+# server is gone); SIDE_PID names a helper process (Redis, a collector) whose CPU is measured
+# too. Appends "rep target p50_us p99_us cpu_us_per_req side_cpu_us_per_req" lines to $RESULTS.
+run_open_loop_reps() {
+    local rep t pid before after side_before side_after line done_n failed cpu_us side_us
+    for t in $TARGETS; do  # warm-up
+        OPENLOOP_HEADER="$(header_of "$t")" taskset -c "$LOAD_CPU" "$OPENLOOP" 127.0.0.1 \
+            "$(port_of "$t")" /v1/chat/completions "$BODY" "$RATE" 1 "$CONNS" >/dev/null ||
+            die "$t failed during the warm-up"
+    done
+    for rep in $(seq "$REPS"); do
+        for t in $TARGETS; do
+            wait_until_quiet "$t rep $rep" || true
+            alive
+            pid="$(pid_of "$t")"
+            before="$(cpu_ticks "$pid")"
+            side_before="$(cpu_ticks "$SIDE_PID")"
+            line="$(OPENLOOP_HEADER="$(header_of "$t")" taskset -c "$LOAD_CPU" "$OPENLOOP" \
+                127.0.0.1 "$(port_of "$t")" /v1/chat/completions "$BODY" "$RATE" "$DURATION" \
+                "$CONNS")" || die "$t: $line"
+            after="$(cpu_ticks "$pid")"
+            side_after="$(cpu_ticks "$SIDE_PID")"
+            done_n="$(sed -n 's/.* done=\([0-9]*\).*/\1/p' <<<"$line")"
+            failed="$(sed -n 's/.* failed=\([0-9]*\).*/\1/p' <<<"$line")"
+            [ "${failed:-0}" = 0 ] || die "$t: $failed failed: $line"
+            cpu_us="$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$done_n" \
+                'BEGIN { printf "%.2f", t / hz * 1e6 / n }')"
+            side_us="$(awk -v t=$((side_after - side_before)) -v hz="$CLK_TCK" -v n="$done_n" \
+                'BEGIN { printf "%.2f", t / hz * 1e6 / n }')"
+            log "bench: rep $rep $t: $line cpu_us_per_req=$cpu_us side_cpu_us_per_req=$side_us"
+            echo "$rep $t $(sed -n 's/.*p50_us=\([0-9-]*\) p90_us=[0-9-]* p99_us=\([0-9-]*\).*/\1 \2/p' \
+                <<<"$line") $cpu_us $side_us" >>"$RESULTS"
+        done
+    done
+}
+
 # Waits for a regex to appear in a file (a process's startup line); prints the match.
 wait_for_line() {
     local file="$1" regex="$2" pid="$3" what="$4"

@@ -105,32 +105,8 @@ done
 RESULTS="$WORK_DIR/results.txt"
 : >"$RESULTS"
 log "bench: shared state, open loop, $RATE req/s over $CONNS connections, ${DURATION}s per target, $REPS reps"
-for t in $TARGETS; do  # warm-up
-    OPENLOOP_HEADER="$(header_of "$t")" taskset -c "$LOAD_CPU" "$OPENLOOP" 127.0.0.1 \
-        "$(port_of "$t")" /v1/chat/completions "$BODY" "$RATE" 1 "$CONNS" >/dev/null ||
-        die "$t failed during the warm-up"
-done
-for rep in $(seq "$REPS"); do
-    for t in $TARGETS; do
-        wait_until_quiet "$t rep $rep" || true
-        alive
-        pid="$(pid_of "$t")"
-        before="$(cpu_ticks "$pid")"
-        redis_before="$(cpu_ticks "$REDIS_PID")"
-        line="$(OPENLOOP_HEADER="$(header_of "$t")" taskset -c "$LOAD_CPU" "$OPENLOOP" 127.0.0.1 \
-            "$(port_of "$t")" /v1/chat/completions "$BODY" "$RATE" "$DURATION" "$CONNS")" ||
-            die "$t: $line"
-        after="$(cpu_ticks "$pid")"
-        redis_after="$(cpu_ticks "$REDIS_PID")"
-        done_n="$(sed -n 's/.* done=\([0-9]*\).*/\1/p' <<<"$line")"
-        failed="$(sed -n 's/.* failed=\([0-9]*\).*/\1/p' <<<"$line")"
-        [ "${failed:-0}" = 0 ] || die "$t: $failed failed: $line"
-        cpu_us="$(awk -v t=$((after - before)) -v hz="$CLK_TCK" -v n="$done_n" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')"
-        redis_us="$(awk -v t=$((redis_after - redis_before)) -v hz="$CLK_TCK" -v n="$done_n" 'BEGIN { printf "%.2f", t / hz * 1e6 / n }')"
-        log "bench: rep $rep $t: $line cpu_us_per_req=$cpu_us redis_cpu_us_per_req=$redis_us"
-        echo "$rep $t $(sed -n 's/.*p50_us=\([0-9-]*\) p90_us=[0-9-]* p99_us=\([0-9-]*\).*/\1 \2/p' <<<"$line") $cpu_us $redis_us" >>"$RESULTS"
-    done
-done
+SIDE_PID="$REDIS_PID"
+run_open_loop_reps
 fallbacks="$(curl -s "http://127.0.0.1:$(port_of redis)/metrics" | awk '/^switchyard_state_fallbacks_total/ {s += $2} END {print s + 0}')"
 
 awk -v rate="$RATE" -v conns="$CONNS" -v fallbacks="$fallbacks" '

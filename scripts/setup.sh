@@ -14,6 +14,9 @@ packages=(
     clang libclang-rt-14-dev
     nginx-light wrk util-linux procps
     redis-server
+    # The dashboard's browser test drives Debian's chromium headless (puppeteer-core never
+    # downloads a browser); DejaVu gives its screenshots real glyphs.
+    chromium fonts-dejavu-core
 )
 missing=()
 for p in "${packages[@]}"; do

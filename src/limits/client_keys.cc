@@ -64,7 +64,12 @@ KeyAdmission ClientKeyState::Admit(std::int64_t tokens, TimePoint now, WallTime 
         }
         verdict.tokens = std::clamp<std::int64_t>(tokens, 0, limit);  // what the window counted
     }
-    if (policy_.rpm > 0) requests_.TryAdd(1, Ramped(policy_.rpm, fraction), now);
+    // A key without a request limit is counted all the same: its usage is reported.
+    if (policy_.rpm > 0) {
+        requests_.TryAdd(1, Ramped(policy_.rpm, fraction), now);
+    } else {
+        requests_.Adjust(1, now, now);
+    }
     ramp_.Fraction(now);  // records the activity
     return verdict;
 }
@@ -80,7 +85,7 @@ KeyAdmission ClientKeyState::Record(std::int64_t tokens, TimePoint now) {
     KeyAdmission admission;
     admission.at = now;
     std::lock_guard lock(mutex_);
-    if (policy_.rpm > 0) requests_.Adjust(1, now, now);
+    requests_.Adjust(1, now, now);
     if (policy_.tpm > 0) {
         tokens_.Adjust(tokens, now, now);
         admission.tokens = tokens;
@@ -92,9 +97,8 @@ KeyAdmission ClientKeyState::Record(std::int64_t tokens, TimePoint now) {
 void ClientKeyState::Settle(const KeyAdmission& admission, std::int64_t actual_tokens, double cost,
                             TimePoint now, WallTime wall_now) {
     std::lock_guard lock(mutex_);
-    if (policy_.tpm > 0 && actual_tokens >= 0) {
-        tokens_.Adjust(actual_tokens - admission.tokens, admission.at, now);
-    }
+    // Without a token limit nothing was counted at admission: the tokens used are counted now.
+    if (actual_tokens >= 0) tokens_.Adjust(actual_tokens - admission.tokens, admission.at, now);
     RollMonth(wall_now);
     spent_ += cost;
 }

@@ -72,8 +72,14 @@ void TraceExporter::Run() {
                 fmt::print(stderr, "{{\"level\":\"info\",\"event\":\"trace_export_back\"}}\n");
             }
             failing_ = !sent;
+            if (sent) continue;
+            if (last) {
+                // Shutting down: one failed export is enough to give up on the rest.
+                metrics_.CountSpansDropped("export", queue_.size());
+                queue_.clear();
+            }
             // While the collector is away, what is queued waits for the next interval.
-            if (!sent && !last) break;
+            break;
         }
         if (last) return;
     }

@@ -38,7 +38,7 @@ class TraceExporter final {
     };
 
     TraceExporter(Options options, Metrics& metrics);
-    // Sends what is queued (one attempt, within the timeout), then stops the thread.
+    // Sends what is queued (giving up at the first failed export), then stops the thread.
     ~TraceExporter();
     TraceExporter(const TraceExporter&) = delete;
     TraceExporter& operator=(const TraceExporter&) = delete;

@@ -66,7 +66,10 @@ std::optional<std::string_view> EnablePath(std::string_view path) {
 
 asio::awaitable<void> Dispatch(RequestContext& ctx) {
     if (const auto name = EnablePath(ctx.path); name && ctx.request.method() == http::verb::post) {
-        const std::string deployment(*name);
+        // Names may carry '@' and ':' (name@host:port), which clients percent-encode.
+        bool decoded = false;
+        std::string deployment = core::PercentDecode(*name, decoded);
+        if (!decoded) deployment = *name;  // not a valid escape: no deployment has that name
         co_await ServeEnable(ctx, deployment);
         co_return;
     }

@@ -133,6 +133,15 @@ test('a spend cap disables the deployment until an operator re-enables it, with 
   const unknown = await request(gateway.port, { path: '/admin/deployments/nope/enable',
                                                 headers: { 'x-api-key': MASTER } });
   assert.equal(unknown.status, 404);
+  // Clients percent-encode names; an invalid escape names no deployment (and breaks nothing).
+  const encoded = await request(gateway.port, { path: '/admin/deployments/capped%2Da/enable',
+                                                headers: { authorization: `Bearer ${MASTER}` } });
+  assert.equal(encoded.status, 200, encoded.body);
+  assert.equal(JSON.parse(encoded.body).enabled, 'capped-a');
+  const invalid = await request(gateway.port, { path: '/admin/deployments/capped%zz/enable',
+                                                headers: { authorization: `Bearer ${MASTER}` } });
+  assert.equal(invalid.status, 404);
+  assert.equal((await chat('capped')).status, 200);
 });
 
 test('/status needs the master key', async () => {

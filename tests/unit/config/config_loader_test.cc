@@ -198,6 +198,62 @@ keys:
     EXPECT_EQ(AllProblems(result).find("sk-plain-text-key"), std::string::npos);
 }
 
+TEST(ConfigLoaderTest, LoadsTelemetry) {
+    constexpr std::string_view kYaml = R"(
+telemetry:
+  otlp_endpoint: "http://collector.local:4318"
+  service_name: edge-gateway
+  sample_ratio: 0.25
+  headers: {x-api-key: os.environ/COLLECTOR_KEY}
+  export_interval_ms: 200
+models:
+  - name: g
+    deployments: [{provider: openai, model: m, api_base: "http://127.0.0.1:1/v1"}]
+)";
+    const LoadResult result =
+        LoadConfigText(kYaml, "t.yaml", FakeEnv({{"COLLECTOR_KEY", "collector-secret"}}));
+    ASSERT_TRUE(result.config) << AllProblems(result);
+    const TelemetryConfig& t = result.config->telemetry;
+    EXPECT_TRUE(t.Enabled());
+    EXPECT_EQ(t.collector.host, "collector.local");
+    EXPECT_EQ(t.collector.port, 4318);
+    EXPECT_EQ(t.traces_path, "/v1/traces");
+    EXPECT_EQ(t.service_name, "edge-gateway");
+    EXPECT_DOUBLE_EQ(t.sample_ratio, 0.25);
+    ASSERT_EQ(t.headers.size(), 1u);
+    EXPECT_EQ(t.headers[0].first, "x-api-key");
+    EXPECT_EQ(t.headers[0].second.Reveal(), "collector-secret");
+    EXPECT_EQ(t.export_interval.count(), 200);
+    // Without the section, no traces.
+    const LoadResult plain = LoadConfigText(R"(
+models:
+  - name: g
+    deployments: [{provider: openai, model: m, api_base: "http://127.0.0.1:1/v1"}]
+)",
+                                            "t.yaml", FakeEnv({}));
+    ASSERT_TRUE(plain.config);
+    EXPECT_FALSE(plain.config->telemetry.Enabled());
+}
+
+TEST(ConfigLoaderTest, RefusesBadTelemetry) {
+    constexpr std::string_view kYaml = R"(
+telemetry:
+  otlp_endpoint: "https://collector.example:4318/v1/traces"
+  sample_ratio: 1.5
+  headers: {x-key: os.environ/MISSING}
+  exporter: otlp
+models:
+  - name: g
+    deployments: [{provider: openai, model: m, api_base: "http://127.0.0.1:1/v1"}]
+)";
+    const LoadResult result = LoadConfigText(kYaml, "t.yaml", FakeEnv({}));
+    EXPECT_FALSE(result.config);
+    EXPECT_TRUE(HasProblem(result, 3, "otlp_endpoint must be http://")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 4, "'sample_ratio' must be between 0 and 1"));
+    EXPECT_TRUE(HasProblem(result, 5, "MISSING is not set"));
+    EXPECT_TRUE(HasProblem(result, 6, "unknown key 'exporter'"));
+}
+
 TEST(ConfigLoaderTest, EmbeddedQuickstartIsValid) {
     const LoadResult result =
         LoadConfigText(EmbeddedDefaultConfig(), "quickstart.yaml", FakeEnv({}));

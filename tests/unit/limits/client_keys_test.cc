@@ -126,6 +126,19 @@ TEST(ClientKeyStateTest, TpmCountsTheEstimateAndSettlesToTheReportedUsage) {
     EXPECT_EQ(key.Admit(300, kT0 + milliseconds(3), kWall).refusal, KeyRefusal::kNone);
 }
 
+TEST(ClientKeyStateTest, AKeyWithoutLimitsStillReportsItsUsage) {
+    ClientKeyState key(Key("k", "x"), true);  // no rpm, no tpm
+    const KeyAdmission first = key.Admit(1'000'000, kT0, kWall);
+    ASSERT_EQ(first.refusal, KeyRefusal::kNone);
+    EXPECT_EQ(key.Admit(5, kT0, kWall).refusal, KeyRefusal::kNone);
+    const auto usage = key.Snapshot(kT0, kWall);
+    EXPECT_EQ(usage.requests_last_minute, 2);
+    EXPECT_EQ(usage.tokens_last_minute, 0) << "estimates are not counted without a token limit";
+    key.Settle(first, 120, 0, kT0 + milliseconds(1), kWall);
+    EXPECT_EQ(key.Snapshot(kT0 + milliseconds(1), kWall).tokens_last_minute, 120);
+    EXPECT_EQ(key.Snapshot(kT0 + std::chrono::minutes(2), kWall).requests_last_minute, 0);
+}
+
 TEST(ClientKeyStateTest, BudgetStopsTheKeyUntilTheFirstOfNextMonth) {
     config::ClientKey policy = Key("k", "x");
     policy.monthly_budget = 1.0;

@@ -42,9 +42,20 @@ void TraceExporter::Submit(std::vector<Span> spans) {
 void TraceExporter::Run() {
     std::unique_lock lock(mutex_);
     for (;;) {
-        wake_.wait_for(lock, options_.interval,
-                       [this] { return stopping_ || queue_.size() >= options_.max_batch; });
+        if (failing_) {
+            // The collector is away: what is queued waits a whole interval for the next try.
+            wake_.wait_for(lock, options_.interval, [this] { return stopping_; });
+        } else {
+            wake_.wait_for(lock, options_.interval,
+                           [this] { return stopping_ || queue_.size() >= options_.max_batch; });
+        }
         const bool last = stopping_;
+        if (last && failing_) {
+            // Shutting down while the collector is away: no further export is tried.
+            metrics_.CountSpansDropped("export", queue_.size());
+            queue_.clear();
+            return;
+        }
         while (!queue_.empty()) {
             const std::size_t n = std::min(queue_.size(), options_.max_batch);
             std::vector<Span> batch(std::make_move_iterator(queue_.begin()),
@@ -60,7 +71,7 @@ void TraceExporter::Run() {
             } else {
                 metrics_.CountSpansDropped("export", n);
             }
-            lock.lock();
+            // Logged without the lock: a slow stderr must never hold up Submit.
             if (!sent && !failing_) {
                 // One line per episode, naming the collector, never its headers' values.
                 fmt::print(stderr,
@@ -72,37 +83,42 @@ void TraceExporter::Run() {
                 fmt::print(stderr, "{{\"level\":\"info\",\"event\":\"trace_export_back\"}}\n");
             }
             failing_ = !sent;
+            lock.lock();
             if (sent) continue;
             if (last) {
                 // Shutting down: one failed export is enough to give up on the rest.
                 metrics_.CountSpansDropped("export", queue_.size());
                 queue_.clear();
             }
-            // While the collector is away, what is queued waits for the next interval.
             break;
         }
         if (last) return;
     }
 }
 
-bool TraceExporter::Post(const std::string& body, std::string& why) const {
-    // Asynchronous operations on a private io_context, so the timeout bounds every step (a
-    // collector that accepts and never answers must not hold the thread).
+bool TraceExporter::Post(const std::string& body, std::string& why) {
+    // Asynchronous operations on a private io_context, so the timeout bounds connecting, sending
+    // and reading the answer (a collector that accepts and never answers must not hold the
+    // thread). Name resolution is the system's, unbounded: it happens once per failure episode.
     asio::io_context ioc;
     unsigned status = 0;
     asio::co_spawn(
         ioc,
         [&]() -> asio::awaitable<void> {
-            tcp::resolver resolver(co_await asio::this_coro::executor);
             beast::tcp_stream stream(co_await asio::this_coro::executor);
-            stream.expires_after(options_.timeout);
-            auto [resolve_ec, endpoints] = co_await resolver.async_resolve(
-                options_.host, std::to_string(options_.port), kTuple);
-            if (resolve_ec) {
-                why = "resolve: " + resolve_ec.message();
-                co_return;
+            if (endpoints_.empty()) {
+                // Resolved once, and again only after a failure.
+                tcp::resolver resolver(co_await asio::this_coro::executor);
+                auto [resolve_ec, results] = co_await resolver.async_resolve(
+                    options_.host, std::to_string(options_.port), kTuple);
+                if (resolve_ec) {
+                    why = "resolve: " + resolve_ec.message();
+                    co_return;
+                }
+                endpoints_.assign(results.begin(), results.end());
             }
-            auto [connect_ec, endpoint] = co_await stream.async_connect(endpoints, kTuple);
+            stream.expires_after(options_.timeout);
+            auto [connect_ec, endpoint] = co_await stream.async_connect(endpoints_, kTuple);
             if (connect_ec) {
                 why = "connect: " + connect_ec.message();
                 co_return;
@@ -132,6 +148,7 @@ bool TraceExporter::Post(const std::string& body, std::string& why) const {
         },
         asio::detached);
     ioc.run();
+    if (status == 0) endpoints_.clear();
     if (status == 0) return false;
     if (status < 200 || status >= 300) {
         why = fmt::format("HTTP {}", status);

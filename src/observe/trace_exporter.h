@@ -1,5 +1,6 @@
 #pragma once
 
+#include <boost/asio/ip/tcp.hpp>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -49,7 +50,7 @@ class TraceExporter final {
   private:
     void Run();
     // One POST of `body`; false when it was not accepted (with a reason for the log).
-    bool Post(const std::string& body, std::string& why) const;
+    bool Post(const std::string& body, std::string& why);
 
     const Options options_;
     Metrics& metrics_;
@@ -57,7 +58,10 @@ class TraceExporter final {
     std::condition_variable wake_;
     std::deque<Span> queue_;
     bool stopping_ = false;
-    bool failing_ = false;  // the last export failed: logged once per episode
+    // The exporter thread's own (no lock): the last export failed, logged once per episode; the
+    // collector's addresses, resolved once.
+    bool failing_ = false;
+    std::vector<boost::asio::ip::tcp::endpoint> endpoints_;
     std::thread thread_;
 };
 

@@ -17,7 +17,8 @@ namespace switchyard::providers {
 // for this deployment (`rendered`) or the client's bytes, shared across attempts (`shared`).
 struct UpstreamRequest {
     std::string target;
-    // Names and values that outlive the request (literals and the config's strings).
+    // Names and values that outlive the upstream call (literals, the config's strings, or the
+    // attempt's own locals such as its traceparent).
     std::vector<std::pair<std::string_view, std::string_view>> headers;
     std::string authorization;  // `Authorization` value, when the deployment has an OpenAI key
     std::string rendered;

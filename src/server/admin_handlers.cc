@@ -219,7 +219,8 @@ asio::awaitable<void> ServeDashboard(RequestContext& ctx) {
                                    "frame-ancestors 'none'");
     ctx.reply_headers.emplace_back("x-content-type-options", "nosniff");
     ctx.reply_headers.emplace_back("cache-control", "no-store");
-    co_await WriteBody(ctx, std::string(observe::DashboardPage()), "text/html; charset=utf-8");
+    std::string page(observe::DashboardPage());  // named: see WriteBody
+    co_await WriteBody(ctx, std::move(page), "text/html; charset=utf-8");
 }
 
 asio::awaitable<void> ServeMetrics(RequestContext& ctx) {

@@ -365,6 +365,12 @@ void RecordAttempt(RequestContext& ctx, Walk& walk, const config::Deployment& de
             deployment_budget.OnFailure();
         }
     }
+    if (error != policy::ErrorClass::kNone) {
+        // Every failed attempt, a stream that failed after its commit point too.
+        context.metrics.Failures().Add({context.clock.WallNow(), stage.group->name, deployment.name,
+                                        end.status, std::string(policy::Name(error)),
+                                        ctx.upstream_request_id});
+    }
     if (end.answered) {
         if (stage.depth > 0) context.metrics.CountFallback(stage.depth);
         return;
@@ -372,9 +378,6 @@ void RecordAttempt(RequestContext& ctx, Walk& walk, const config::Deployment& de
     walk.notes.push_back({stage.group->name, deployment.name, end.status,
                           std::string(policy::Name(error)), ctx.upstream_request_id,
                           walk.waited.count()});
-    context.metrics.Failures().Add({context.clock.WallNow(), stage.group->name, deployment.name,
-                                    end.status, std::string(policy::Name(error)),
-                                    ctx.upstream_request_id});
     walk.waited = milliseconds(0);
 }
 
@@ -482,8 +485,10 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
                 co_await Sleep(ctx, action.wait, walk.client);
                 if (ctx.trace) ctx.trace->EndWait();
                 walk.waited += action.wait;
-                context.metrics.ObserveWait(ctx.worker.index, WaitReason(action.wait_for),
-                                            std::chrono::duration<double>(action.wait).count());
+                // What was waited: a client that left cut the wait short.
+                context.metrics.ObserveWait(
+                    ctx.worker.index, WaitReason(action.wait_for),
+                    std::chrono::duration<double>(context.clock.Now() - now).count());
                 event = engine::event::Waited{};
                 break;
             case Kind::kReplaceChain: {
@@ -696,7 +701,6 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
     }
     const api::ChatRequest& request = std::get<api::ChatRequest>(parsed);
     ctx.record.stream = request.stream;
-    ctx.trace = RequestTrace::Start(ctx, request.model);
     if (const auto unknown = UnknownName(config, request)) {
         const Unanswered refusal = UnknownModel(config, *unknown);
         co_await WriteUnanswered(ctx, nullptr, refusal);
@@ -770,6 +774,7 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
                ctx.Health(), draw),
         deadline);
     context.metrics.CountEngineRequest();
+    ctx.trace = RequestTrace::Start(ctx, request.model);
     const engine::Action end = co_await RunEngine(ctx, walk, state);
     if (end.kind == Kind::kDone) co_return;
     const Unanswered unanswered = end;

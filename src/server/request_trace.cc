@@ -131,11 +131,13 @@ void RequestTrace::EndAttempt(const AttemptEnd& end, std::string_view upstream_r
                  static_cast<std::int64_t>(end.outcome.retry_after->count()));
     }
     if (end.time_to_first_token) {
-        // A stream: its first content event is the commit point (in the default stream mode).
-        span.Set("switchyard.commit_point_reached", true);
+        // A stream that carried content: committed once bytes went downstream (in background
+        // mode or when assembled, only at its end).
+        span.Set("switchyard.commit_point_reached", end.answered);
         span.Set("switchyard.time_to_first_token_ms",
                  std::chrono::duration<double, std::milli>(*end.time_to_first_token).count());
     }
+    if (end.answered) answered_model_ = ctx_.model;
     if (end.outcome.error_class != policy::ErrorClass::kNone) {
         span.error = true;
         span.status_message =
@@ -174,7 +176,7 @@ void RequestTrace::Finish(RequestContext& ctx) {
     span.Set("http.response.status_code", static_cast<std::int64_t>(r.status));
     span.SetIfAny("switchyard.model_group", r.model_group);
     span.SetIfAny("switchyard.deployment", r.deployment);
-    span.SetIfAny("gen_ai.response.model", ctx.model);
+    span.SetIfAny("gen_ai.response.model", answered_model_);
     span.SetIfAny("switchyard.key", r.key);
     span.SetIfAny("switchyard.lane", r.lane);
     span.SetIfAny("switchyard.upstream_request_id", r.upstream_request_id);
@@ -205,7 +207,8 @@ void RequestTrace::Finish(RequestContext& ctx) {
 
 std::string UpstreamTraceParent(const RequestContext& ctx) {
     if (ctx.trace) return ctx.trace->UpstreamTraceParent();
-    if (const auto parent = ClientTraceParent(ctx)) return observe::FormatTraceParent(*parent);
+    // Not recorded: the client's own header goes on as it came, when it is valid.
+    if (ClientTraceParent(ctx)) return std::string(ctx.request.find("traceparent")->value());
     return {};
 }
 

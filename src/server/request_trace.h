@@ -49,6 +49,7 @@ class RequestTrace final {
     std::vector<observe::Span> children_;
     std::optional<std::size_t> attempt_;  // index of the open attempt span
     std::optional<std::size_t> wait_;     // index of the open wait span
+    std::string answered_model_;          // the model of the attempt that answered, if any
 };
 
 // The traceparent for an upstream attempt: the trace's when the request is traced, else the

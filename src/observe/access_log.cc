@@ -6,42 +6,9 @@
 #include <chrono>
 
 #include "core/time_format.h"
+#include "observe/json_text.h"
 
 namespace switchyard::observe {
-namespace {
-
-// Appends `text` as a JSON string (RFC 8259 escaping) without an intermediate string.
-void AppendQuoted(fmt::memory_buffer& out, std::string_view text) {
-    out.push_back('"');
-    for (const char c : text) {
-        switch (c) {
-            case '"':
-                out.append(std::string_view("\\\""));
-                break;
-            case '\\':
-                out.append(std::string_view("\\\\"));
-                break;
-            case '\n':
-                out.append(std::string_view("\\n"));
-                break;
-            case '\r':
-                out.append(std::string_view("\\r"));
-                break;
-            case '\t':
-                out.append(std::string_view("\\t"));
-                break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20) {
-                    fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<int>(c));
-                } else {
-                    out.push_back(c);
-                }
-        }
-    }
-    out.push_back('"');
-}
-
-}  // namespace
 
 AccessLog::AccessLog(const std::string& destination, unsigned shards, Metrics& metrics,
                      std::size_t capacity_per_shard)
@@ -79,27 +46,27 @@ std::string AccessLog::Format(const RequestRecord& r) {
     text("{\"time\":\"");
     text(core::Rfc3339(r.start));
     text("\",\"method\":");
-    AppendQuoted(out, r.method);
+    AppendJsonString(out, r.method);
     text(",\"path\":");
-    AppendQuoted(out, r.path);
+    AppendJsonString(out, r.path);
     text(",\"route\":");
-    AppendQuoted(out, r.route);
+    AppendJsonString(out, r.route);
     text(",\"model_group\":");
-    AppendQuoted(out, r.model_group);
+    AppendJsonString(out, r.model_group);
     text(",\"deployment\":");
-    AppendQuoted(out, r.deployment);
+    AppendJsonString(out, r.deployment);
     if (!r.key.empty()) {
         text(",\"key\":");
-        AppendQuoted(out, r.key);
+        AppendJsonString(out, r.key);
     }
     if (!r.lane.empty()) {
         text(",\"lane\":");
-        AppendQuoted(out, r.lane);
+        AppendJsonString(out, r.lane);
     }
     fmt::format_to(std::back_inserter(out), ",\"status\":{},\"latency_ms\":{:.3f}", r.status,
                    r.latency_seconds * 1000.0);
     text(",\"upstream_request_id\":");
-    AppendQuoted(out, r.upstream_request_id);
+    AppendJsonString(out, r.upstream_request_id);
     fmt::format_to(std::back_inserter(out), ",\"bytes_in\":{},\"bytes_out\":{},\"stream\":{}",
                    r.bytes_in, r.bytes_out, r.stream);
     if (r.input_tokens >= 0 || r.output_tokens >= 0) {
@@ -115,7 +82,7 @@ std::string AccessLog::Format(const RequestRecord& r) {
     }
     if (!r.error.empty()) {
         text(",\"error\":");
-        AppendQuoted(out, r.error);
+        AppendJsonString(out, r.error);
     }
     text("}\n");
     return fmt::to_string(out);

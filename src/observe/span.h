@@ -24,16 +24,15 @@ struct Span {
     Kind kind = Kind::kInternal;
     std::int64_t start_unix_ns = 0;
     std::int64_t end_unix_ns = 0;
-    std::vector<std::pair<std::string, Value>> attributes;
+    // Keys are string literals (attribute names are fixed); values are owned.
+    std::vector<std::pair<std::string_view, Value>> attributes;
     bool error = false;  // status ERROR; otherwise UNSET
     std::string status_message;
 
-    void Set(std::string key, Value value) {
-        attributes.emplace_back(std::move(key), std::move(value));
-    }
+    void Set(std::string_view key, Value value) { attributes.emplace_back(key, std::move(value)); }
     // A string attribute only when there is something to say.
-    void SetIfAny(std::string key, std::string_view value) {
-        if (!value.empty()) attributes.emplace_back(std::move(key), std::string(value));
+    void SetIfAny(std::string_view key, std::string_view value) {
+        if (!value.empty()) attributes.emplace_back(key, std::string(value));
     }
 };
 

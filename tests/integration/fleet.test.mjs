@@ -6,7 +6,9 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMock, startGateway, startRedis, request, sleep, metricValue } from './harness.mjs';
+import path from 'node:path';
+import { startMock, startGateway, startRedis, request, sleep, metricValue, tempDir,
+         makeCertificates } from './harness.mjs';
 
 const MASTER = 'fleet-master-key-0123456789';
 const KEY = 'fleet-client-key-0123456789';
@@ -319,5 +321,48 @@ models:
     await good.stop();
     await bad.stop();
     await locked.stop();
+  }
+});
+
+test('Redis over TLS: replicas that trust its certificate share, one that does not serves locally', async () => {
+  const dir = tempDir();
+  makeCertificates(dir);
+  const secure = await startRedis([], {
+    tls: { cert: path.join(dir, 'server.pem'), key: path.join(dir, 'server.key') },
+  });
+  const prefix = `tls${Date.now()}:`;  // one for the whole fleet
+  const yaml = (caFile) => `
+server: {master_key: os.environ/MASTER}
+state: {backend: redis, url: "${secure.url}", key_prefix: "${prefix}", timeout_ms: 200${caFile ? `, ca_file: "${caFile}"` : ''}}
+keys: [{name: shared, key: os.environ/CLIENT_KEY, rpm: 4}]
+models:
+  - name: solo
+    deployments: [{name: solo-a, model: solo-a, api_base: "${mock.base}/v1"}]
+`;
+  const trusting = [];
+  let untrusting;
+  try {
+    await mock.scenario([]);
+    for (let i = 0; i < 2; ++i) {
+      trusting.push(await startGateway(yaml(path.join(dir, 'ca.pem')), { env: { MASTER, CLIENT_KEY: KEY } }));
+    }
+    untrusting = await startGateway(yaml(''), { env: { MASTER, CLIENT_KEY: KEY } });
+    for (const r of trusting) {
+      await waitFor(async () => metricValue(await r.metrics(MASTER), 'switchyard_state_redis_up') === 1, 'TLS up');
+    }
+    const statuses = [];
+    for (let i = 0; i < 8; ++i) {
+      statuses.push((await chat(trusting[i % 2], 'solo', { authorization: `Bearer ${KEY}` })).status);
+    }
+    assert.equal(statuses.filter((s) => s === 200).length, 4, `rpm 4 across the fleet: ${statuses}`);
+    // The certificate is not trusted without the CA: no connection, the replica decides alone.
+    assert.equal((await chat(untrusting, 'solo', { authorization: `Bearer ${KEY}` })).status, 200);
+    assert.equal(metricValue(await untrusting.metrics(MASTER), 'switchyard_state_redis_up'), 0);
+    await waitFor(async () => /state_redis_unavailable/.test(untrusting.stderr()), 'logged');
+    assert.match(untrusting.stderr(), /certificate verify failed|TLS handshake/);
+  } finally {
+    for (const r of trusting) await r.stop();
+    await untrusting?.stop();
+    await secure.stop();
   }
 });

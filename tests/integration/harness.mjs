@@ -1,7 +1,7 @@
 // Test harness: starts the real switchyard and switchyard-mock binaries on free loopback ports
 // (port 0; each prints the port it bound) and talks to them over real sockets.
 
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -139,14 +139,32 @@ export function metricValue(text, nameWithLabels) {
   return undefined;
 }
 
+// A test CA (ca.pem) and a certificate for `localhost` signed by it (server.pem, server.key), in
+// `dir`.
+export function makeCertificates(dir) {
+  const run = (...args) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=Switchyard Test CA',
+      '-keyout', 'ca.key', '-out', 'ca.pem');
+  run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-keyout', 'server.key',
+      '-out', 'server.csr');
+  writeFileSync(path.join(dir, 'ext.cnf'), 'subjectAltName=DNS:localhost\n');
+  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
+      '-days', '2', '-extfile', 'ext.cnf', '-out', 'server.pem');
+}
+
 // Starts a real redis-server on a free loopback port, without persistence. `restart()` starts it
-// again on the same port after `kill()` (a Redis outage and its end).
-export async function startRedis(extraArgs = []) {
+// again on the same port after `kill()` (a Redis outage and its end). With `tls` ({cert, key}: PEM
+// files) the port speaks TLS only.
+export async function startRedis(extraArgs = [], { tls } = {}) {
   const port = await closedPort();
   const dir = tempDir();
   let child;
+  const listen = tls
+    ? ['--port', '0', '--tls-port', String(port), '--tls-cert-file', tls.cert,
+       '--tls-key-file', tls.key, '--tls-auth-clients', 'no']
+    : ['--port', String(port)];
   const launch = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '',
+    child = spawn('redis-server', [...listen, '--bind', '127.0.0.1', '--save', '',
                                    '--appendonly', 'no', '--dir', dir, '--protected-mode', 'no',
                                    ...extraArgs],
                   { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -155,9 +173,9 @@ export async function startRedis(extraArgs = []) {
   await launch();
   return {
     port,
-    url: `redis://127.0.0.1:${port}/0`,
+    url: tls ? `rediss://localhost:${port}/0` : `redis://127.0.0.1:${port}/0`,
     child: () => child,
-    // One command over RESP, for checks from the test (the reply's raw text).
+    // One command over RESP, for checks from the test (the reply's raw text; plain ports only).
     async command(...args) {
       return new Promise((resolve, reject) => {
         const socket = net.connect(port, '127.0.0.1');

@@ -2,24 +2,11 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
-import { writeFileSync } from 'node:fs';
-import { startMock, startGateway, request, tempDir } from './harness.mjs';
+import { startMock, startGateway, request, tempDir, makeCertificates } from './harness.mjs';
 
 let mock;
 let gateway;
-
-function makeCertificates(dir) {
-  const run = (...args) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  run('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=Switchyard Test CA',
-      '-keyout', 'ca.key', '-out', 'ca.pem');
-  run('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-keyout', 'server.key',
-      '-out', 'server.csr');
-  writeFileSync(path.join(dir, 'ext.cnf'), 'subjectAltName=DNS:localhost\n');
-  run('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial',
-      '-days', '2', '-extfile', 'ext.cnf', '-out', 'server.pem');
-}
 
 before(async () => {
   const dir = tempDir();

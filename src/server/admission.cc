@@ -67,6 +67,13 @@ core::LocalError KeyRefusalError(const config::ClientKey& key,
     }
 }
 
+// "2026-12": the calendar month (UTC) a key's spend counts in.
+std::string MonthOf(std::chrono::system_clock::time_point wall) {
+    const std::chrono::year_month_day day{std::chrono::floor<std::chrono::days>(wall)};
+    return fmt::format("{:04}-{:02}", static_cast<int>(day.year()),
+                       static_cast<unsigned>(day.month()));
+}
+
 }  // namespace
 
 double CostOfTokens(const config::Deployment& deployment, std::int64_t input, std::int64_t output) {
@@ -83,22 +90,22 @@ KeySettlement::~KeySettlement() {
     const std::int64_t tokens = in >= 0 && out >= 0 ? in + out : -1;
     const core::Clock& clock = ctx_.Context().clock;
     key->Settle(admission, tokens, cost, clock.Now(), clock.WallNow());
-    if (shared && ctx_.Context().shared != nullptr) {
+    state::RedisState* fleet = ctx_.Context().shared;
+    if (fleet == nullptr) return;
+    if (shared) {
         const std::int64_t delta =
             key->Policy().tpm > 0 && tokens >= 0 ? tokens - admission.tokens : 0;
-        ctx_.Context().shared->SettleKey(ctx_.worker.index, key->Policy().sha256, shared->slot,
-                                         delta, cost, shared->month);
+        fleet->SettleKey(ctx_.worker.index, key->Policy().sha256, shared->slot, delta, cost,
+                         shared->month);
+    } else if (key->Policy().monthly_budget > 0 && cost > 0) {
+        // Admitted by this replica alone (Redis did not answer in time): the fleet's spend still
+        // counts what it cost.
+        fleet->SettleKey(ctx_.worker.index, key->Policy().sha256, 0, 0, cost,
+                         MonthOf(clock.WallNow()));
     }
 }
 
 namespace {
-
-// "2026-12": the calendar month (UTC) a key's spend counts in.
-std::string MonthOf(std::chrono::system_clock::time_point wall) {
-    const std::chrono::year_month_day day{std::chrono::floor<std::chrono::days>(wall)};
-    return fmt::format("{:04}-{:02}", static_cast<int>(day.year()),
-                       static_cast<unsigned>(day.month()));
-}
 
 // The key's verdict from the fleet's shared windows (docs/state.md#client-keys); nullopt when
 // Redis did not answer in time and this replica decides alone.

@@ -11,6 +11,9 @@ namespace {
 // Calls in a row that got no reply in time before the connection is taken for dead and
 // reconnected (a peer that vanished without closing its socket).
 constexpr int kTimeoutsBeforeReconnect = 16;
+// Commands sent and not yet answered, beyond which new ones are not sent (Redis is far behind;
+// requests decide locally, and nothing piles up here or there).
+constexpr std::size_t kMaxPending = 4096;
 
 }  // namespace
 
@@ -42,7 +45,8 @@ void RedisConnection::Stop() {
 
 asio::awaitable<RedisConnection::Reply> RedisConnection::Call(std::vector<std::string> args,
                                                               std::chrono::milliseconds timeout) {
-    if (!up_) co_return std::nullopt;
+    // Down, or so far behind that waiting would only add to the backlog: decided locally.
+    if (!up_ || pending_.size() >= kMaxPending) co_return std::nullopt;
     auto waiter = std::make_shared<Waiter>(executor_);
     Enqueue(args, waiter);
     waiter->timer.expires_after(timeout);
@@ -55,7 +59,7 @@ asio::awaitable<RedisConnection::Reply> RedisConnection::Call(std::vector<std::s
 }
 
 void RedisConnection::Send(std::vector<std::string> args) {
-    if (!up_) return;
+    if (!up_ || pending_.size() >= kMaxPending) return;
     Enqueue(args, nullptr);
 }
 
@@ -252,16 +256,22 @@ asio::awaitable<std::string> RedisConnection::ReadReplies() {
 asio::awaitable<void> RedisConnection::Run() {
     enum class Known { kNothing, kUp, kDown } known = Known::kNothing;
     for (int failures = 0; !stopped_;) {
-        std::string error = co_await Connect();
-        if (stopped_) break;
-        if (error.empty()) {
-            up_ = true;
-            failures = 0;
-            if (observer_ != nullptr) observer_->ConnectionUp(known == Known::kDown);
-            known = Known::kUp;
-            if (on_up_) on_up_();
-            Flush();
-            error = co_await ReadReplies();
+        std::string error;
+        try {
+            error = co_await Connect();
+            if (stopped_) break;
+            if (error.empty()) {
+                up_ = true;
+                failures = 0;
+                if (observer_ != nullptr) observer_->ConnectionUp(known == Known::kDown);
+                known = Known::kUp;
+                if (on_up_) on_up_();
+                Flush();
+                error = co_await ReadReplies();
+            }
+        } catch (const std::exception& e) {
+            // A handler or an allocation failed: this connection starts again, it does not die.
+            error = std::string("internal error: ") + e.what();
         }
         Close();
         if (stopped_) break;

@@ -152,13 +152,15 @@ redis.call('PEXPIRE', KEYS[1], 3600000)
 return 0
 )lua";
 
+// Only a take that succeeds extends the slots' life: refused takes must not keep alive a count
+// whose holder died or whose release was lost, or the deployment would never be probed again.
 constexpr std::string_view kProbeTake = R"lua(
 local n = redis.call('INCR', KEYS[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
 if n > tonumber(ARGV[1]) then
   redis.call('DECR', KEYS[1])
   return 0
 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 )lua";
 

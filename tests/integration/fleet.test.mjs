@@ -7,6 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { startMock, startGateway, startRedis, request, sleep, metricValue, tempDir,
          makeCertificates } from './harness.mjs';
 
@@ -173,6 +174,32 @@ test('a half-open deployment gets one probe at a time across the fleet', async (
     const probes = (await hits('solo-a')) - before;
     console.log(`# concurrent requests on a half-open deployment, 2 replicas: ${probes} probe(s)`);
     assert.equal(probes, 1);
+  } finally {
+    await stopFleet(fleet);
+    await mock.scenario([]);
+  }
+});
+
+test('a probe slot whose holder died frees itself: refused takes do not keep it alive', async () => {
+  await mock.scenario([{ match: { model: 'solo-a' }, fault: 'status=500' }]);
+  const fleet = await startFleet(2, {
+    health: 'health: {allowed_fails: 1000, breaker: {consecutive_failures: 2, open_ms: 300, success_threshold: 1, half_open_probes: 1}}',
+  });
+  try {
+    while ((await status(fleet[0]))['solo-a'].breaker !== 'open') await chat(fleet[0], 'solo');
+    await mock.scenario([]);
+    // A replica took the fleet's only probe slot and died: the count stays 1 until it expires.
+    const prefix = readFileSync(fleet[0].file, 'utf8').match(/key_prefix: "([^"]+)"/)[1];
+    await redis.command('SET', `${prefix}{d:solo-a}:probes`, '1', 'PX', '300');
+    // Requests keep coming while the slot is held; each take is refused. Once it expired, a probe
+    // goes out and, answered, closes the breaker.
+    const before = await hits('solo-a');
+    const closedAfter = await waitFor(async () => {
+      await chat(fleet[1], 'solo');
+      return (await status(fleet[1]))['solo-a'].breaker === 'closed';
+    }, 'breaker closed by a probe', 3000);
+    console.log(`# lost probe slot: breaker closed after ${closedAfter} ms`);
+    assert.ok((await hits('solo-a')) > before, 'a probe reached the deployment');
   } finally {
     await stopFleet(fleet);
     await mock.scenario([]);

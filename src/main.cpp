@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <csignal>
 #include <cstdio>
@@ -178,6 +179,15 @@ state::RedisState::Handlers SharedStateHandlers(server::RuntimeSlot& runtime,
         for (const auto& body : all) add(body);
     };
     handlers.key_removed = [&keys](std::string_view name) { keys.Remove(name); };
+    handlers.keys_removed = [&keys](const std::vector<std::string>& names) {
+        // Only keys added at run time: the config's own keys are the config's.
+        for (const auto& key : keys.List()) {
+            if (key->FromConfig()) continue;
+            if (std::find(names.begin(), names.end(), key->Policy().name) != names.end()) {
+                keys.Remove(key->Policy().name);
+            }
+        }
+    };
     return handlers;
 }
 

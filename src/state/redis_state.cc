@@ -368,6 +368,7 @@ void RedisState::ShareKeyAdded(boost::json::object key) {
         if (connection == nullptr) return;
         const std::string name(key.at("name").as_string());
         connection->Send({"HSET", Key("keys", "runtime"), name, boost::json::serialize(key)});
+        connection->Send({"HDEL", Key("keys", "removed"), name});
         Publish(boost::json::serialize(
             boost::json::object{{"from", replica_}, {"type", "key_added"}, {"key", key}}));
     });
@@ -379,6 +380,8 @@ void RedisState::ShareKeyRemoved(std::string name) {
         RedisConnection* connection = For(0);
         if (connection == nullptr) return;
         connection->Send({"HDEL", Key("keys", "runtime"), name});
+        // Kept, so a replica that misses the message removes the key when it reconnects.
+        connection->Send({"HSET", Key("keys", "removed"), name, "1"});
         Publish(boost::json::serialize(
             boost::json::object{{"from", replica_}, {"type", "key_removed"}, {"name", name}}));
     });
@@ -445,6 +448,15 @@ asio::awaitable<void> RedisState::Resync() {
                 handlers_.health(deployment,
                                  {kMarks[i], milliseconds(left), reply->items[2 * i + 1].text});
             }
+        }
+    }
+    if (handlers_.keys_removed) {
+        std::vector<std::string> command{"HKEYS", Key("keys", "removed")};
+        RedisConnection::Reply reply = co_await connection->Call(std::move(command), timeout);
+        if (reply && reply->type == RespValue::Type::kArray) {
+            std::vector<std::string> names;
+            for (const RespValue& name : reply->items) names.push_back(name.text);
+            handlers_.keys_removed(names);
         }
     }
     if (handlers_.keys_loaded) {

@@ -57,6 +57,9 @@ class RedisState final : public RedisObserver {
         std::function<void(std::string_view name)> key_removed;
         // Every key added at runtime, as read after a (re)connect.
         std::function<void(const std::vector<boost::json::object>& keys)> keys_loaded;
+        // Every runtime key removed through the admin API (and not added again), as read after a
+        // (re)connect: a removal this replica missed while it was cut off.
+        std::function<void(const std::vector<std::string>& names)> keys_removed;
     };
 
     RedisState(const config::StateConfig& config, observe::Metrics& metrics,

@@ -237,6 +237,36 @@ test('a key added through one replica admits on the others, and its removal too'
   }
 });
 
+test('a removal missed while cut off from Redis is applied when the replica reconnects', async () => {
+  await mock.scenario([]);
+  const [a, b] = await startFleet(2, { keys: 'keys: [{name: existing, key: os.environ/CLIENT_KEY}]' });
+  try {
+    const added = await request(a.port, { path: '/admin/keys', headers: auth,
+                                          body: { name: 'leaked', rpm: 100 } });
+    assert.equal(added.status, 201, added.body);
+    const leaked = JSON.parse(added.body).key;
+    await waitFor(async () => (await chat(b, 'chat', { authorization: `Bearer ${leaked}` })).status === 200,
+                  'the key admitted on B', 1000);
+    // Every subscriber loses its connection; the removal is published before they are back, so
+    // the replicas that were cut off (B) miss it.
+    await redis.command('CLIENT', 'KILL', 'TYPE', 'pubsub');
+    const removed = await request(a.port, { method: 'DELETE', path: '/admin/keys/leaked', headers: auth });
+    assert.equal(removed.status, 200, removed.body);
+    const after = await waitFor(async () => (await chat(b, 'chat', { authorization: `Bearer ${leaked}` })).status === 401,
+                                'the key refused on B after it reconnected', 5000);
+    console.log(`# a missed removal applied on B after ${after} ms`);
+    // Added again: the removal no longer applies.
+    const again = await request(a.port, { path: '/admin/keys', headers: auth,
+                                          body: { name: 'leaked', rpm: 100 } });
+    assert.equal(again.status, 201, again.body);
+    const fresh = JSON.parse(again.body).key;
+    await waitFor(async () => (await chat(b, 'chat', { authorization: `Bearer ${fresh}` })).status === 200,
+                  'the new key admitted on B', 1000);
+  } finally {
+    await stopFleet([a, b]);
+  }
+});
+
 // One more replica with the config `replica` serves.
 async function startFleetLike(replica) {
   const { readFileSync } = await import('node:fs');

@@ -126,7 +126,14 @@ test('RPM holds exactly: of 9 concurrent requests 5 pass, the rest get an exact 
 test('TPM counts the input estimate plus max_tokens', async () => {
   const first = await chat(KEYS.TPM_KEY, { max_tokens: 600 });
   assert.equal(first.status, 200);
-  // The first request settled at its reported usage (a few tokens), so 600 more fit...
+  // The first request settles at its reported usage (a few tokens) as it ends, a moment after its
+  // answer went out...
+  for (let i = 0; i < 100; i++) {
+    const keys = JSON.parse((await admin('GET', '/admin/keys')).body).keys;
+    if (keys.find((k) => k.name === 'tpm').usage.tokens_last_minute < 600) break;
+    await sleep(10);
+  }
+  // ...so 600 more fit...
   assert.equal((await chat(KEYS.TPM_KEY, { max_tokens: 600 })).status, 200);
   // ...but a request that could use 1,200 tokens does not.
   const refused = await chat(KEYS.TPM_KEY, { max_tokens: 1200 });
@@ -143,6 +150,12 @@ test('a monthly budget stops the key once the reported usage has spent it', asyn
   assert.ok(Number.isInteger(usage.prompt_tokens) && usage.prompt_tokens > 0, JSON.stringify(usage));
   assert.ok(Number.isInteger(usage.completion_tokens) && usage.completion_tokens > 0);
   const cost = (usage.prompt_tokens * 100_000 + usage.completion_tokens * 100_000) / 1e6;
+  // The spend is added as the request ends, a moment after its answer went out.
+  for (let i = 0; i < 100; i++) {
+    const keys = JSON.parse((await admin('GET', '/admin/keys')).body).keys;
+    if (keys.find((k) => k.name === 'budget').usage.spent_this_month > 0) break;
+    await sleep(10);
+  }
   const stopped = await chat(KEYS.BUDGET_KEY);
   assert.equal(stopped.status, 429);
   const error = JSON.parse(stopped.body).error;

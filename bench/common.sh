@@ -225,6 +225,38 @@ run_open_loop_reps() {
     done
 }
 
+# Summarises $RESULTS (run_open_loop_reps): per target in NAMES, the medians over the reps of
+# the latency added over direct (p50, p99), the CPU per request, and the side process's CPU per
+# request (shown for SIDE_TARGET only, headed SIDE_LABEL). Prints the table under TITLE and writes
+# "target m50 m99 cpu side" lines to $WORK_DIR/medians.txt for the ratios a script prints.
+print_open_loop_table() {
+    local title="$1" names="$2" side_target="$3" side_label="$4"
+    awk -v title="$title" -v names="$names" -v side_target="$side_target" \
+        -v side_label="$side_label" -v out="$WORK_DIR/medians.txt" '
+    function median(a, n,   i, j, t) {
+        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+    }
+    { p50[$1, $2] = $3; p99[$1, $2] = $4; cpu[$1, $2] = $5; side[$1, $2] = $6; reps[$1] = 1 }
+    END {
+        n = 0; for (r in reps) n++
+        k = split(names, list, " ")
+        printf "%s; medians of %d reps\n", title, n
+        printf "%-10s %14s %14s %14s %22s\n", "", "added p50 us", "added p99 us", "CPU-us/req", side_label
+        printf "" > out
+        for (i = 1; i <= k; i++) {
+            t = list[i]
+            for (r = 1; r <= n; r++) {
+                a50[r] = p50[r, t] - p50[r, "direct"]; a99[r] = p99[r, t] - p99[r, "direct"]
+                c[r] = cpu[r, t]; s[r] = side[r, t]
+            }
+            m50 = median(a50, n); m99 = median(a99, n); mc = median(c, n); ms = median(s, n)
+            printf "%-10s %14.0f %14.0f %14.2f %22.2f\n", t, m50, m99, mc, (t == side_target ? ms : 0)
+            printf "%s %f %f %f %f\n", t, m50, m99, mc, ms >> out
+        }
+    }' "$RESULTS"
+}
+
 # Waits for a regex to appear in a file (a process's startup line); prints the match.
 wait_for_line() {
     local file="$1" regex="$2" pid="$3" what="$4"

@@ -109,26 +109,11 @@ SIDE_PID="$REDIS_PID"
 run_open_loop_reps
 fallbacks="$(curl -s "http://127.0.0.1:$(port_of redis)/metrics" | awk '/^switchyard_state_fallbacks_total/ {s += $2} END {print s + 0}')"
 
-awk -v rate="$RATE" -v conns="$CONNS" -v fallbacks="$fallbacks" '
-    function median(a, n,   i, j, t) {
-        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-    }
-    { p50[$1, $2] = $3; p99[$1, $2] = $4; cpu[$1, $2] = $5; rcpu[$1, $2] = $6; reps[$1] = 1 }
+print_open_loop_table "shared state, open loop, $RATE req/s over $CONNS connections" \
+    "nginx memory redis" redis "redis CPU-us/req"
+awk -v fallbacks="$fallbacks" '
+    { m50[$1] = $2; m99[$1] = $3; mc[$1] = $4 }
     END {
-        n = 0; for (r in reps) n++
-        split("nginx memory redis", names, " ")
-        printf "shared state, open loop, %d req/s over %d connections; medians of %d reps\n", rate, conns, n
-        printf "%-8s %14s %14s %14s %18s\n", "", "added p50 us", "added p99 us", "CPU-us/req", "redis CPU-us/req"
-        for (k = 1; k <= 3; k++) {
-            t = names[k]
-            for (r = 1; r <= n; r++) {
-                a50[r] = p50[r, t] - p50[r, "direct"]; a99[r] = p99[r, t] - p99[r, "direct"]
-                c[r] = cpu[r, t]; rc[r] = rcpu[r, t]
-            }
-            m50[t] = median(a50, n); m99[t] = median(a99, n); mc[t] = median(c, n); mr[t] = median(rc, n)
-            printf "%-8s %14.0f %14.0f %14.2f %18.2f\n", t, m50[t], m99[t], mc[t], (t == "redis" ? mr[t] : 0)
-        }
         printf "redis / memory: added p50 %.2fx (+%.0f us), added p99 %.2fx (+%.0f us), gateway CPU-us/req %.2fx (+%.2f)\n",
                m50["redis"] / m50["memory"], m50["redis"] - m50["memory"],
                m99["redis"] / m99["memory"], m99["redis"] - m99["memory"],
@@ -136,5 +121,5 @@ awk -v rate="$RATE" -v conns="$CONNS" -v fallbacks="$fallbacks" '
         printf "against nginx: memory CPU-us/req %.2fx, redis %.2fx; added p50 memory %.2fx, redis %.2fx\n",
                mc["memory"] / mc["nginx"], mc["redis"] / mc["nginx"], m50["memory"] / m50["nginx"], m50["redis"] / m50["nginx"]
         printf "state fallbacks during the run (must be 0): %d\n", fallbacks
-    }' "$RESULTS"
+    }' "$WORK_DIR/medians.txt"
 [ "$fallbacks" = 0 ] || die "the redis gateway decided $fallbacks operations locally: the figure is not Redis's"

@@ -111,32 +111,16 @@ metric() {
 exported="$(metric switchyard_trace_spans_exported_total)"
 dropped="$(metric switchyard_trace_spans_dropped_total)"
 received="$(curl -s "$COLLECTOR_URL/")"
-awk -v rate="$RATE" -v conns="$CONNS" -v exported="$exported" -v dropped="$dropped" \
-    -v received="$received" '
-    function median(a, n,   i, j, t) {
-        for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
-        return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-    }
-    { p50[$1, $2] = $3; p99[$1, $2] = $4; cpu[$1, $2] = $5; side[$1, $2] = $6; reps[$1] = 1 }
+print_open_loop_table "tracing, open loop, $RATE req/s over $CONNS connections" \
+    "nginx off unsampled sampled" sampled "collector CPU-us/req"
+awk -v exported="$exported" -v dropped="$dropped" -v received="$received" '
+    { m50[$1] = $2; mc[$1] = $4 }
     END {
-        n = 0; for (r in reps) n++
-        split("nginx off unsampled sampled", names, " ")
-        printf "tracing, open loop, %d req/s over %d connections; medians of %d reps\n", rate, conns, n
-        printf "%-10s %14s %14s %14s %20s\n", "", "added p50 us", "added p99 us", "CPU-us/req", "collector CPU-us/req"
-        for (k = 1; k <= 4; k++) {
-            t = names[k]
-            for (r = 1; r <= n; r++) {
-                a50[r] = p50[r, t] - p50[r, "direct"]; a99[r] = p99[r, t] - p99[r, "direct"]
-                c[r] = cpu[r, t]; s[r] = side[r, t]
-            }
-            m50[t] = median(a50, n); m99[t] = median(a99, n); mc[t] = median(c, n); ms[t] = median(s, n)
-            printf "%-10s %14.0f %14.0f %14.2f %20.2f\n", t, m50[t], m99[t], mc[t], (t == "sampled" ? ms[t] : 0)
-        }
         printf "against tracing off: gateway CPU-us/req unsampled %.2fx (%+.2f), sampled %.2fx (%+.2f); added p50 sampled %+.0f us\n",
                mc["unsampled"] / mc["off"], mc["unsampled"] - mc["off"],
                mc["sampled"] / mc["off"], mc["sampled"] - mc["off"], m50["sampled"] - m50["off"]
         printf "against nginx: CPU-us/req off %.2fx, unsampled %.2fx, sampled %.2fx\n",
                mc["off"] / mc["nginx"], mc["unsampled"] / mc["nginx"], mc["sampled"] / mc["nginx"]
         printf "spans: exported %d, dropped %d, received by the collector %d\n", exported, dropped, received
-    }' "$RESULTS"
+    }' "$WORK_DIR/medians.txt"
 [ "$dropped" = 0 ] || die "the sampled gateway dropped $dropped spans: the figure leaves work out"

@@ -138,13 +138,11 @@ RedisConnection* RedisState::For(unsigned worker) const {
     return connection->Up() ? connection : nullptr;
 }
 
-void RedisState::Fallback(std::string_view operation) { metrics_.CountStateFallback(operation); }
+namespace {
 
-asio::awaitable<RedisConnection::Reply> RedisState::Eval(RedisConnection& connection,
-                                                         const RedisScript& script,
-                                                         std::vector<std::string> keys,
-                                                         std::vector<std::string> args,
-                                                         milliseconds timeout) {
+// EVALSHA sha numkeys keys... args...
+std::vector<std::string> EvalShaCommand(const RedisScript& script, std::vector<std::string> keys,
+                                        std::vector<std::string> args) {
     std::vector<std::string> command;
     command.reserve(3 + keys.size() + args.size());
     command.emplace_back("EVALSHA");
@@ -152,6 +150,19 @@ asio::awaitable<RedisConnection::Reply> RedisState::Eval(RedisConnection& connec
     command.emplace_back(std::to_string(keys.size()));
     for (std::string& key : keys) command.push_back(std::move(key));
     for (std::string& arg : args) command.push_back(std::move(arg));
+    return command;
+}
+
+}  // namespace
+
+void RedisState::Fallback(std::string_view operation) { metrics_.CountStateFallback(operation); }
+
+asio::awaitable<RedisConnection::Reply> RedisState::Eval(RedisConnection& connection,
+                                                         const RedisScript& script,
+                                                         std::vector<std::string> keys,
+                                                         std::vector<std::string> args,
+                                                         milliseconds timeout) {
+    std::vector<std::string> command = EvalShaCommand(script, std::move(keys), std::move(args));
     RedisConnection::Reply reply = co_await connection.Call(command, timeout);
     if (reply && reply->IsError() && reply->text.starts_with("NOSCRIPT")) {
         // The server lost its script cache (SCRIPT FLUSH): send the source once.
@@ -164,14 +175,7 @@ asio::awaitable<RedisConnection::Reply> RedisState::Eval(RedisConnection& connec
 
 void RedisState::EvalAndForget(RedisConnection& connection, const RedisScript& script,
                                std::vector<std::string> keys, std::vector<std::string> args) {
-    std::vector<std::string> command;
-    command.reserve(3 + keys.size() + args.size());
-    command.emplace_back("EVALSHA");
-    command.emplace_back(script.sha1);
-    command.emplace_back(std::to_string(keys.size()));
-    for (std::string& key : keys) command.push_back(std::move(key));
-    for (std::string& arg : args) command.push_back(std::move(arg));
-    connection.Send(std::move(command));
+    connection.Send(EvalShaCommand(script, std::move(keys), std::move(args)));
 }
 
 asio::awaitable<std::optional<KeyVerdict>> RedisState::AdmitKey(unsigned worker,

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "config/config.h"
 #include "policy/spend_cap.h"
 
 namespace switchyard::routing {
@@ -36,6 +37,22 @@ Effect EffectOf(ErrorClass error) {
 }
 
 }  // namespace
+
+HealthOptions HealthOptionsOf(const config::Config& config) {
+    const config::HealthConfig& h = config.health;
+    HealthOptions options;
+    options.cooldown = {h.allowed_fails, h.window, h.cooldown};
+    options.breaker = {h.breaker_consecutive_failures,
+                       h.breaker_failure_rate,
+                       h.breaker_minimum_calls,
+                       h.window,
+                       h.breaker_open,
+                       h.breaker_half_open_probes,
+                       h.breaker_success_threshold};
+    options.budget_max_tokens = config.retry.budget_max_tokens;
+    options.budget_token_ratio = config.retry.budget_token_ratio;
+    return options;
+}
 
 DeploymentHealth::Entry::Entry(const HealthOptions& options)
     : cooldown(options.cooldown),

@@ -15,6 +15,10 @@
 #include "policy/rate_limit_headers.h"
 #include "policy/retry_budget.h"
 
+namespace switchyard::config {
+struct Config;
+}
+
 namespace switchyard::routing {
 
 // Options for every deployment's health state.
@@ -25,6 +29,9 @@ struct HealthOptions {
     double budget_token_ratio = 0.1;
     double latency_alpha = 0.3;  // EWMA weight of the newest time to first byte
 };
+
+// The health options a config sets (its `health` and the retry budget of `retry`).
+HealthOptions HealthOptionsOf(const config::Config& config);
 
 // What a deployment is now, the most severe first when several apply: disabled (a spend cap or an
 // operator), open (circuit breaker), cooling (cooldown), rate_limited (until a known instant),

@@ -17,6 +17,7 @@
 #include "core/sse_parser.h"
 #include "core/time_format.h"
 #include "engine/decide.h"
+#include "engine/health_view.h"
 #include "engine/request_options.h"
 #include "policy/spend_cap.h"
 #include "providers/upstream_request.h"
@@ -311,22 +312,6 @@ std::vector<engine::Stage> Stages(const std::vector<routing::PlannedGroup>& grou
     return stages;
 }
 
-// What health says about every deployment of the engine's chain now (indexed by deployment).
-void ReadHealth(const engine::AttemptState& state, routing::DeploymentHealth& health,
-                Clock::time_point now, std::vector<engine::TargetHealth>& out) {
-    for (const engine::Target& target : state.targets) {
-        const std::size_t index = target.deployment->index;
-        const routing::Availability a = health.AvailabilityAt(index, now);
-        engine::TargetHealth& h = out[index];
-        h.until = a.until;
-        h.block = a.until <= now ? engine::TargetHealth::Block::kNone
-                  : a.state == routing::DeploymentState::kRateLimited
-                      ? engine::TargetHealth::Block::kRateLimited
-                      : engine::TargetHealth::Block::kSick;
-        h.retry_budget = health.Budget(index).CanRetry();
-    }
-}
-
 // After an attempt: its outcome goes to the deployment's health, headroom and retry budget, the
 // client's retry budget, the metrics and, when it failed, the attempt notes.
 void RecordAttempt(RequestContext& ctx, Walk& walk, const config::Deployment& deployment,
@@ -402,7 +387,7 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
             co_return client_gone;
         }
         const Clock::time_point now = context.clock.Now();
-        ReadHealth(state, health, now, health_now);
+        engine::ReadTargetHealth(state, health, now, health_now);
         const engine::World world{health_now, walk.client_budget.CanRetry(), now, draw()};
         const engine::Action action = engine::Decide(state, std::move(event), world);
         if (action.kind != Kind::kWait || action.wait_for != engine::Action::WaitFor::kHeadroom) {
@@ -558,7 +543,6 @@ core::LocalError GiveUpError(RequestContext& ctx, const Walk& walk, const engine
         // Self-throttled: no deployment had headroom for this lane within the deadline, or the
         // lane's queue was full.
         error.kind = core::ErrorKind::kHeadroomExhausted;
-        error.status = core::StatusOf(error.kind);
         const std::string& lane = ctx.Config().limits.lanes[walk.lane].name;
         error.message = fmt::format(
             "No deployment of the requested model has rate-limit headroom for the '{}' lane "
@@ -568,7 +552,6 @@ core::LocalError GiveUpError(RequestContext& ctx, const Walk& walk, const engine
     } else if (walk.notes.empty()) {
         // Nothing was tried: every deployment is sick, or rate-limited past what this request
         // may wait.
-        error.status = give_up.rate_limited ? 429 : 503;
         error.message =
             give_up.retry_after
                 ? fmt::format(
@@ -580,15 +563,14 @@ core::LocalError GiveUpError(RequestContext& ctx, const Walk& walk, const engine
                 : std::string("No deployment of the requested model can serve the request now.");
     } else {
         const core::AttemptNote& final_note = walk.notes.back();
-        error.status = last.status != 0                                           ? last.status
-                       : last.outcome.error_class == policy::ErrorClass::kTimeout ? 504
-                                                                                  : 502;
         std::string detail = last.error.message;
         if (last.status != 0)
             detail = fmt::format("HTTP {} ({})", last.status, final_note.error_class);
         error.message = fmt::format("All {} attempt(s) failed. Last: {}: {}", walk.notes.size(),
                                     final_note.deployment, detail);
     }
+    error.status = engine::GiveUpStatus(give_up, !walk.notes.empty(), last.status,
+                                        last.outcome.error_class);
     if (give_up.retry_after) AddRetryAfter(ctx, *give_up.retry_after);
     ctx.reply_headers.emplace_back("x-should-retry", "false");
     return error;

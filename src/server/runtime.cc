@@ -8,22 +8,6 @@
 
 namespace switchyard::server {
 
-routing::HealthOptions HealthOptionsOf(const config::Config& config) {
-    const config::HealthConfig& h = config.health;
-    routing::HealthOptions options;
-    options.cooldown = {h.allowed_fails, h.window, h.cooldown};
-    options.breaker = {h.breaker_consecutive_failures,
-                       h.breaker_failure_rate,
-                       h.breaker_minimum_calls,
-                       h.window,
-                       h.breaker_open,
-                       h.breaker_half_open_probes,
-                       h.breaker_success_threshold};
-    options.budget_max_tokens = config.retry.budget_max_tokens;
-    options.budget_token_ratio = config.retry.budget_token_ratio;
-    return options;
-}
-
 std::optional<std::size_t> FindDeployment(const config::Config& config, std::string_view name) {
     for (const auto& group : config.models) {
         for (const auto& d : group.deployments) {
@@ -38,7 +22,7 @@ std::shared_ptr<Runtime> BuildRuntime(std::shared_ptr<const config::Config> conf
                                       const Runtime* previous, state::RedisState* shared) {
     auto runtime = std::make_shared<Runtime>();
     runtime->health = std::make_unique<routing::DeploymentHealth>(config->deployment_count,
-                                                                  HealthOptionsOf(*config));
+                                                                  routing::HealthOptionsOf(*config));
     if (shared != nullptr) {
         std::vector<std::string> names(config->deployment_count);
         for (const auto& group : config->models) {

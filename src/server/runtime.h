@@ -23,9 +23,6 @@ struct Runtime {
     std::unique_ptr<limits::Lanes> lanes;
 };
 
-// Deployment health options from a config.
-routing::HealthOptions HealthOptionsOf(const config::Config& config);
-
 // A runtime for `config`. With `previous`, every deployment that exists in both under the same
 // name keeps its health (cooldown, breaker, rate limit, spend-cap disable, retry budget) and its
 // headroom buckets. With `shared`, every change of a deployment's health is shared with the

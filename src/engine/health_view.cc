@@ -1,0 +1,27 @@
+#include "engine/health_view.h"
+
+namespace switchyard::engine {
+
+void ReadTargetHealth(const AttemptState& state, routing::DeploymentHealth& health, TimePoint now,
+                      std::vector<TargetHealth>& out) {
+    for (const Target& target : state.targets) {
+        const std::size_t index = target.deployment->index;
+        const routing::Availability a = health.AvailabilityAt(index, now);
+        TargetHealth& h = out[index];
+        h.until = a.until;
+        h.block = a.until <= now ? TargetHealth::Block::kNone
+                  : a.state == routing::DeploymentState::kRateLimited
+                      ? TargetHealth::Block::kRateLimited
+                      : TargetHealth::Block::kSick;
+        h.retry_budget = health.Budget(index).CanRetry();
+    }
+}
+
+unsigned GiveUpStatus(const Action& give_up, bool attempted, unsigned last_status,
+                      policy::ErrorClass last_class) {
+    if (!attempted) return give_up.headroom_short_for || give_up.rate_limited ? 429 : 503;
+    if (last_status != 0) return last_status;
+    return last_class == policy::ErrorClass::kTimeout ? 504 : 502;
+}
+
+}  // namespace switchyard::engine

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "scenario.h"
+
+namespace switchyard::sim {
+
+// A run's figures, in the order they are printed: name and value.
+using Figures = std::vector<std::pair<std::string, double>>;
+
+// One bucket of a run's timeline: requests by arrival, upstream calls by sending time.
+struct TimelineRow {
+    double start_s = 0;
+    std::uint64_t requests = 0;
+    std::uint64_t ok = 0;
+    std::uint64_t upstream_calls = 0;
+};
+
+struct RunResult {
+    Figures figures;
+    std::vector<TimelineRow> timeline;
+};
+
+// Runs a gateway scenario once with `seed`: clients send through their retry layers to the
+// simulated gateway (or directly to a provider), which answers from the simulated providers.
+// Throws std::runtime_error when the scenario's gateway config does not load.
+RunResult RunGatewayScenario(const Scenario& scenario, std::uint64_t seed);
+
+}  // namespace switchyard::sim

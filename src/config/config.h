@@ -139,6 +139,8 @@ struct HealthConfig {
     int allowed_fails = 3;  // failures within window_ms before a cooldown
     Millis window{60'000};
     Millis cooldown{30'000};
+    // ... and the fraction of the window's attempts that must have failed (docs/evidence/).
+    double allowed_failure_rate = 0.2;
     int breaker_consecutive_failures = 5;
     double breaker_failure_rate = 0.5;
     int breaker_minimum_calls = 20;

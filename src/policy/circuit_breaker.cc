@@ -127,6 +127,7 @@ void CircuitBreaker::TakeStateFrom(const CircuitBreaker& old) {
 void Cooldown::TakeStateFrom(const Cooldown& old) {
     window_start_ = old.window_start_;
     failures_ = old.failures_;
+    successes_ = old.successes_;
     cooling_until_ = old.cooling_until_;
 }
 
@@ -142,16 +143,29 @@ std::string_view Name(CircuitBreaker::State state) {
     return "unknown";
 }
 
+void Cooldown::Roll(TimePoint now) {
+    if (now - window_start_ < options_.window) return;
+    window_start_ = now;
+    failures_ = 0;
+    successes_ = 0;
+}
+
 void Cooldown::OnFailure(TimePoint now) {
-    if (now - window_start_ >= options_.window) {
-        window_start_ = now;
-        failures_ = 0;
-    }
-    if (++failures_ > options_.allowed_fails) {
+    Roll(now);
+    ++failures_;
+    const double rate =
+        static_cast<double>(failures_) / static_cast<double>(failures_ + successes_);
+    if (failures_ > options_.allowed_fails && rate >= options_.allowed_failure_rate) {
         cooling_until_ = std::max(cooling_until_, now + options_.cooldown);
         failures_ = 0;
+        successes_ = 0;
         window_start_ = now;
     }
+}
+
+void Cooldown::OnSuccess(TimePoint now) {
+    Roll(now);
+    ++successes_;
 }
 
 void Cooldown::CoolingElsewhere(TimePoint until) {
@@ -160,6 +174,7 @@ void Cooldown::CoolingElsewhere(TimePoint until) {
 
 void Cooldown::Reset() {
     failures_ = 0;
+    successes_ = 0;
     cooling_until_ = {};
 }
 

@@ -78,11 +78,15 @@ class Cooldown final {
         int allowed_fails = 3;
         std::chrono::milliseconds window{60'000};
         std::chrono::milliseconds cooldown{30'000};
+        // Besides more than `allowed_fails` failures, at least this fraction of the window's
+        // attempts must have failed: a busy deployment's background error rate never benches it.
+        double allowed_failure_rate = 0.2;
     };
 
     explicit Cooldown(Options options) : options_(options) {}
 
     void OnFailure(TimePoint now);
+    void OnSuccess(TimePoint now);
     bool Cooling(TimePoint now) const { return now < cooling_until_; }
     TimePoint CoolingUntil() const { return cooling_until_; }
     void Reset();
@@ -95,7 +99,10 @@ class Cooldown final {
     Options options_;
     TimePoint window_start_{};
     int failures_ = 0;
+    int successes_ = 0;
     TimePoint cooling_until_{};
+    // Starts a new window at `now` when the current one has passed.
+    void Roll(TimePoint now);
 };
 
 }  // namespace switchyard::policy

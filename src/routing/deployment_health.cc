@@ -41,7 +41,7 @@ Effect EffectOf(ErrorClass error) {
 HealthOptions HealthOptionsOf(const config::Config& config) {
     const config::HealthConfig& h = config.health;
     HealthOptions options;
-    options.cooldown = {h.allowed_fails, h.window, h.cooldown};
+    options.cooldown = {h.allowed_fails, h.window, h.cooldown, h.allowed_failure_rate};
     options.breaker = {h.breaker_consecutive_failures,
                        h.breaker_failure_rate,
                        h.breaker_minimum_calls,
@@ -144,6 +144,7 @@ bool DeploymentHealth::Record(Entry& e, TimePoint now, WallTime wall_now, ErrorC
     switch (EffectOf(error)) {
         case Effect::kSuccess:
             e.breaker.OnSuccess(now);
+            e.cooldown.OnSuccess(now);
             if (time_to_first_byte) {
                 const double sample = static_cast<double>(time_to_first_byte->count());
                 e.ewma_ttft_ms = e.ewma_ttft_ms < 0

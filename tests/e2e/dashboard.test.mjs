@@ -45,7 +45,7 @@ before(async () => {
   gateway = await startGateway(`
 server: {master_key: os.environ/DASHBOARD_MASTER_KEY}
 retry: {base_ms: 10, cap_ms: 50}
-health: {allowed_fails: 1, cooldown_ms: 5000}
+health: {allowed_fails: 1, allowed_failure_rate: 0, cooldown_ms: 5000}
 keys:
   - {name: chat-app, key: os.environ/CHAT_APP_KEY, rpm: 900, tpm: 200000, monthly_budget: 5}
   - {name: backfill, key: os.environ/BACKFILL_KEY, rpm: 600, lane: batch}

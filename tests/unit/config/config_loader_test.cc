@@ -291,6 +291,7 @@ TEST(ConfigLoaderTest, ResilienceDefaults) {
     EXPECT_FALSE(c.retry.num_retries);
     EXPECT_DOUBLE_EQ(c.retry.budget_max_tokens, 100);
     EXPECT_DOUBLE_EQ(c.retry.budget_token_ratio, 0.1);
+    EXPECT_DOUBLE_EQ(c.health.allowed_failure_rate, 0.2);
     EXPECT_EQ(c.degradation.mode, DegradationConfig::Mode::kError);
     const ModelGroup& a = c.models[0];
     EXPECT_TRUE(a.fallbacks.empty());
@@ -568,4 +569,22 @@ TEST(ConfigLoaderTest, FallbackProblemsPointAtTheEntry) {
 }
 
 }  // namespace
+TEST(ConfigLoaderTest, ReadsTheCooldownsFailureRate) {
+    const std::string models =
+        "models:\n  - {name: a, deployments: [{model: m, api_base: \"http://h:1\"}]}\n";
+    const LoadResult result = LoadConfigText(
+        "health: {allowed_fails: 5, allowed_failure_rate: 0.35}\n" + models, "h.yaml", FakeEnv({}));
+    ASSERT_TRUE(result.problems.empty()) << AllProblems(result);
+    EXPECT_EQ(result.config->health.allowed_fails, 5);
+    EXPECT_DOUBLE_EQ(result.config->health.allowed_failure_rate, 0.35);
+    const LoadResult zero =
+        LoadConfigText("health: {allowed_failure_rate: 0}\n" + models, "h.yaml", FakeEnv({}));
+    ASSERT_TRUE(zero.problems.empty()) << AllProblems(zero);
+    EXPECT_DOUBLE_EQ(zero.config->health.allowed_failure_rate, 0);
+    const LoadResult over =
+        LoadConfigText("health: {allowed_failure_rate: 1.5}\n" + models, "h.yaml", FakeEnv({}));
+    ASSERT_EQ(over.problems.size(), 1u);
+    EXPECT_NE(over.problems[0].message.find("allowed_failure_rate"), std::string::npos);
+}
+
 }  // namespace switchyard::config

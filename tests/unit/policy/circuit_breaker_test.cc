@@ -442,5 +442,59 @@ TEST(CooldownTest, ResetEndsTheCooldownAndTheCount) {
     EXPECT_FALSE(cooldown.Cooling(kT0)) << "the two failures before Reset are forgotten";
 }
 
+TEST(CooldownTest, ABusyDeploymentsBackgroundErrorRateDoesNotCoolIt) {
+    // 0.5 % of 1,000 attempts in a minute fail: five failures, more than allowed_fails, but a
+    // fifth of the attempts (the default allowed_failure_rate) is far away.
+    Cooldown cooldown(CooldownOptions());
+    for (int i = 0; i < 1000; ++i) {
+        const TimePoint at = At(milliseconds(i * 50));
+        if (i % 200 == 199) {
+            cooldown.OnFailure(at);
+        } else {
+            cooldown.OnSuccess(at);
+        }
+        ASSERT_FALSE(cooldown.Cooling(at)) << "attempt " << i;
+    }
+}
+
+TEST(CooldownTest, CoolsWhenTheFailuresAreBothManyAndAFifthOfTheAttempts) {
+    Cooldown cooldown(CooldownOptions());
+    for (int i = 0; i < 12; ++i) cooldown.OnSuccess(At(milliseconds(i)));
+    // 4 of 16 (25 %) and more than 3: cools on the fourth failure, not before.
+    for (int i = 0; i < 3; ++i) cooldown.OnFailure(At(milliseconds(100 + i)));
+    EXPECT_FALSE(cooldown.Cooling(At(milliseconds(102))));
+    cooldown.OnFailure(At(milliseconds(103)));
+    EXPECT_TRUE(cooldown.Cooling(At(milliseconds(103))));
+}
+
+TEST(CooldownTest, FailuresThatAreTooFewOfTheAttemptsWaitForMore) {
+    Cooldown cooldown(CooldownOptions());
+    for (int i = 0; i < 36; ++i) cooldown.OnSuccess(At(milliseconds(i)));
+    // 4 of 40 is 10 %: not yet; 9 of 45 is exactly 20 %: cools.
+    for (int i = 0; i < 8; ++i) {
+        cooldown.OnFailure(At(milliseconds(100 + i)));
+        ASSERT_FALSE(cooldown.Cooling(At(milliseconds(100 + i)))) << "failure " << i + 1;
+    }
+    cooldown.OnFailure(At(milliseconds(200)));
+    EXPECT_TRUE(cooldown.Cooling(At(milliseconds(200))));
+}
+
+TEST(CooldownTest, SuccessesOfAnEarlierWindowDoNotCount) {
+    Cooldown cooldown(CooldownOptions());
+    for (int i = 0; i < 100; ++i) cooldown.OnSuccess(At(milliseconds(i)));
+    // A minute later the window starts over: four failures in a row are all its attempts.
+    for (int i = 0; i < 4; ++i) cooldown.OnFailure(At(seconds(61) + milliseconds(i)));
+    EXPECT_TRUE(cooldown.Cooling(At(seconds(61) + milliseconds(3))));
+}
+
+TEST(CooldownTest, AZeroRateCountsFailuresOnly) {
+    Cooldown::Options o = CooldownOptions();
+    o.allowed_failure_rate = 0;
+    Cooldown cooldown(o);
+    for (int i = 0; i < 1000; ++i) cooldown.OnSuccess(At(milliseconds(i)));
+    for (int i = 0; i < 4; ++i) cooldown.OnFailure(At(milliseconds(1000 + i)));
+    EXPECT_TRUE(cooldown.Cooling(At(milliseconds(1003))));
+}
+
 }  // namespace
 }  // namespace switchyard::policy

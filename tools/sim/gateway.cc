@@ -85,8 +85,8 @@ void SimGateway::Handle(GatewayRequest request, std::function<void(GatewayAnswer
         if (name == "x-switchyard-deadline-ms" && deadline) return deadline_text;
         return std::nullopt;
     };
-    auto read = engine::ReadRequestOptions(config_, header, nullptr, request.stream,
-                                           request.max_tokens);
+    auto read =
+        engine::ReadRequestOptions(config_, header, nullptr, request.stream, request.max_tokens);
     engine::RequestOptions options = std::get<engine::RequestOptions>(std::move(read));
     const std::function<double()> draw = [this] { return Draw(); };
     std::vector<engine::Stage> chain =
@@ -114,15 +114,15 @@ void SimGateway::Step(const std::shared_ptr<Walk>& walk) {
         }
         switch (action.kind) {
             case Kind::kSend: {
-                const config::Deployment& deployment = *walk->state.targets[action.target].deployment;
+                const config::Deployment& deployment =
+                    *walk->state.targets[action.target].deployment;
                 bool reserved = false;
                 if (config_.limits.self_throttle) {
                     const limits::HeadroomCost cost = limits::CostOf(
                         deployment.provider, walk->request.input_tokens, walk->request.max_tokens);
                     const limits::Lanes::Grant grant = lanes_.Share(walk->request.lane, now);
-                    const milliseconds wait =
-                        headroom_.TryReserve(deployment.index, cost, grant.share, now,
-                                             walk->request.lane, grant.ramp);
+                    const milliseconds wait = headroom_.TryReserve(
+                        deployment.index, cost, grant.share, now, walk->request.lane, grant.ramp);
                     if (wait > milliseconds(0)) {
                         walk->event = engine::event::NoHeadroom{wait};
                         continue;
@@ -132,11 +132,11 @@ void SimGateway::Step(const std::shared_ptr<Walk>& walk) {
                 if (health_.AdmitAttempt(deployment.index, now) ==
                     routing::AttemptAdmission::kRefused) {
                     if (reserved) {
-                        headroom_.Cancel(deployment.index,
-                                         limits::CostOf(deployment.provider,
-                                                        walk->request.input_tokens,
-                                                        walk->request.max_tokens),
-                                         now);
+                        headroom_.Cancel(
+                            deployment.index,
+                            limits::CostOf(deployment.provider, walk->request.input_tokens,
+                                           walk->request.max_tokens),
+                            now);
                     }
                     walk->event = engine::event::NotAdmitted{};
                     continue;
@@ -184,8 +184,8 @@ void SimGateway::Step(const std::shared_ptr<Walk>& walk) {
                     Finish(walk, std::move(answer));
                     return;
                 }
-                answer.status = engine::GiveUpStatus(action, walk->attempts > 0,
-                                                     walk->last_status, walk->last_class);
+                answer.status = engine::GiveUpStatus(action, walk->attempts > 0, walk->last_status,
+                                                     walk->last_class);
                 answer.shed = walk->attempts == 0 && action.headroom_short_for.has_value();
                 if (action.retry_after) AddRetryAfter(answer.head, *action.retry_after);
                 answer.head += "x-should-retry: false\r\n";
@@ -203,12 +203,12 @@ void SimGateway::Send(const std::shared_ptr<Walk>& walk, std::size_t target_inde
     health_.AddInFlight(deployment.index, 1);
     ++walk->attempts;
     SimProvider& provider = *providers_[deployment.index];
-    Reply reply = provider.Call(walk->request.stream, walk->request.input_tokens,
-                                walk->request.max_tokens);
+    Reply reply =
+        provider.Call(walk->request.stream, walk->request.input_tokens, walk->request.max_tokens);
     // The attempt's timeouts, as the gateway arms them: the request's deadline bounds the wait
     // for the first byte (src/server/attempt.cc).
-    const milliseconds remaining = std::max(
-        milliseconds(1), std::chrono::ceil<milliseconds>(walk->state.deadline - now));
+    const milliseconds remaining =
+        std::max(milliseconds(1), std::chrono::ceil<milliseconds>(walk->state.deadline - now));
     const config::Timeouts& t = walk->options.timeouts;
     const milliseconds first_byte = std::min(t.first_byte, remaining);
     const milliseconds chunk = std::min(t.chunk, t.first_token);
@@ -232,8 +232,8 @@ void SimGateway::Send(const std::shared_ptr<Walk>& walk, std::size_t target_inde
 }
 
 void SimGateway::AttemptEnded(const std::shared_ptr<Walk>& walk, std::size_t target_index,
-                              Reply reply, TimePoint started, milliseconds duration,
-                              bool timed_out, bool cut_by_deadline, bool reserved) {
+                              Reply reply, TimePoint started, milliseconds duration, bool timed_out,
+                              bool cut_by_deadline, bool reserved) {
     const config::Deployment& deployment = *walk->state.targets[target_index].deployment;
     const TimePoint now = clock_.Now();
     const auto wall = clock_.WallNow();

@@ -26,8 +26,8 @@ struct GatewayRequest {
     std::int64_t input_tokens = 500;
     std::int64_t max_tokens = 256;
     bool stream = false;
-    int sdk_retry_count = -1;  // x-stainless-retry-count; -1: absent
-    std::optional<milliseconds> deadline;  // x-switchyard-deadline-ms
+    int sdk_retry_count = -1;                      // x-stainless-retry-count; -1: absent
+    std::optional<milliseconds> deadline;          // x-switchyard-deadline-ms
     policy::RetryBudget* client_budget = nullptr;  // the client's retry budget
 };
 

@@ -133,9 +133,11 @@ class Run {
             std::size_t lane = 0;
             if (!c.lane.empty()) {
                 const auto& lanes = config_->limits.lanes;
-                const auto it = std::find_if(lanes.begin(), lanes.end(),
-                                             [&](const config::Lane& l) { return l.name == c.lane; });
-                if (it == lanes.end()) throw std::runtime_error("client lane '" + c.lane + "' unknown");
+                const auto it =
+                    std::find_if(lanes.begin(), lanes.end(),
+                                 [&](const config::Lane& l) { return l.name == c.lane; });
+                if (it == lanes.end())
+                    throw std::runtime_error("client lane '" + c.lane + "' unknown");
                 lane = static_cast<std::size_t>(it - lanes.begin());
             }
             lanes_.push_back(lane);
@@ -237,11 +239,11 @@ class Run {
             // An SDK's own timeout: 10 minutes.
             const milliseconds duration = reply.stalls ? milliseconds(600'000) : reply.duration;
             if (reply.stalls) answer.status = 0;
-            loop_.After(duration, [provider, answer = std::move(answer),
-                                   done = std::move(done)]() mutable {
-                provider->Ended();
-                done(std::move(answer));
-            });
+            loop_.After(duration,
+                        [provider, answer = std::move(answer), done = std::move(done)]() mutable {
+                            provider->Ended();
+                            done(std::move(answer));
+                        });
             return;
         }
         GatewayRequest request;
@@ -321,9 +323,9 @@ class Run {
                     latency.push_back(r->latency_ms);
                 }
                 const std::string& name = scenario_.clients[i].name;
-                f.emplace_back(name + ".ok_pct",
-                               n > 0 ? 100.0 * static_cast<double>(good) / static_cast<double>(n)
-                                     : 0.0);
+                f.emplace_back(
+                    name + ".ok_pct",
+                    n > 0 ? 100.0 * static_cast<double>(good) / static_cast<double>(n) : 0.0);
                 f.emplace_back(name + ".shed", static_cast<double>(client_shed));
                 f.emplace_back(name + ".p50_ok_ms", Percentile(latency, 0.5));
                 f.emplace_back(name + ".p99_ok_ms", Percentile(latency, 0.99));

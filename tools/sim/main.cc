@@ -1,5 +1,7 @@
 // switchyard-sim: runs scenario files through Switchyard's own engine, health, budgets, backoff
 // and headroom code on a virtual clock (docs/evidence/README.md).
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -8,8 +10,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "contention.h"
 #include "gateway_run.h"
@@ -134,8 +134,8 @@ int RunGateway(const Options& o, const std::vector<RunSpec>& runs) {
         std::string json = "[";
         for (std::size_t i = 0; i < outputs.size(); ++i) {
             const auto& out = outputs[i];
-            json += fmt::format("{}{{\"variant\":\"{}\",\"sweep\":\"{}\",\"figures\":{{", i ? "," : "",
-                                out.run->variant, out.run->sweep);
+            json += fmt::format("{}{{\"variant\":\"{}\",\"sweep\":\"{}\",\"figures\":{{",
+                                i ? "," : "", out.run->variant, out.run->sweep);
             for (std::size_t f = 0; f < out.figures.size(); ++f) {
                 json += fmt::format("{}\"{}\":{}", f ? "," : "", out.figures[f].first,
                                     out.figures[f].second);
@@ -201,9 +201,9 @@ int RunContentionScenario(const Options& o, const std::vector<RunSpec>& runs) {
     if (o.json) {
         std::string json = "[";
         for (std::size_t i = 0; i < rows.size(); ++i) {
-            json += fmt::format("{}{{\"strategy\":\"{}\",\"clients\":{},\"calls\":{},\"time_ms\":{}}}",
-                                i ? "," : "", rows[i].strategy, rows[i].clients, rows[i].calls,
-                                rows[i].time_ms);
+            json += fmt::format(
+                "{}{{\"strategy\":\"{}\",\"clients\":{},\"calls\":{},\"time_ms\":{}}}",
+                i ? "," : "", rows[i].strategy, rows[i].clients, rows[i].calls, rows[i].time_ms);
         }
         std::puts((json + "]").c_str());
     } else {

@@ -12,7 +12,7 @@ namespace switchyard::sim {
 namespace {
 
 constexpr double kZ99 = 2.3263478740408408;  // the standard normal's 99th percentile
-constexpr int kReplyWords = 4;                // the mock's default reply: "Mock reply from <m>."
+constexpr int kReplyWords = 4;               // the mock's default reply: "Mock reply from <m>."
 
 }  // namespace
 
@@ -77,8 +77,8 @@ Reply SimProvider::Call(bool stream, std::int64_t input_tokens, std::int64_t max
     const TimePoint now = clock_.Now();
     const auto wall = clock_.WallNow();
     Reply reply;
-    reply.duration = milliseconds(
-        static_cast<std::int64_t>(std::llround(model_.latency.Draw(rng_))));
+    reply.duration =
+        milliseconds(static_cast<std::int64_t>(std::llround(model_.latency.Draw(rng_))));
     reply.output_tokens = kReplyWords;
     auto head = [&](const std::optional<milliseconds>& rate_limit_retry) {
         if (anthropic) {
@@ -98,9 +98,9 @@ Reply SimProvider::Call(bool stream, std::int64_t input_tokens, std::int64_t max
         reply.rate_limited = true;
         reply.duration = milliseconds(std::min<std::int64_t>(reply.duration.count(), 30));
         reply.status = 429;
-        reply.body = anthropic ? mock::anthropic::RateLimitBody(*decision.reason, decision.limit,
-                                                               "req_sim")
-                               : mock::openai::RateLimitBody(*decision.reason, decision.limit);
+        reply.body =
+            anthropic ? mock::anthropic::RateLimitBody(*decision.reason, decision.limit, "req_sim")
+                      : mock::openai::RateLimitBody(*decision.reason, decision.limit);
         head(decision.retry_after);
         return reply;
     }

@@ -37,8 +37,8 @@ struct TimedFault {
 // One simulated provider endpoint behind a deployment.
 struct ProviderModel {
     LatencyModel latency;
-    std::string limits;           // the mock's --limits spec, e.g. "rpm=600"; empty: unlimited
-    int max_concurrency = 0;      // more attempts in flight than this are refused as overloaded
+    std::string limits;              // the mock's --limits spec, e.g. "rpm=600"; empty: unlimited
+    int max_concurrency = 0;         // more attempts in flight than this are refused as overloaded
     std::vector<TimedFault> faults;  // the first active one that applies wins
 };
 
@@ -47,8 +47,8 @@ struct Reply {
     milliseconds duration{0};  // from sending to the end of the answer or of the failure
     policy::Transport transport = policy::Transport::kOk;
     unsigned status = 200;
-    std::string body;  // the error body of a non-2xx answer
-    std::string head;  // response headers, "name: value\r\n" each
+    std::string body;     // the error body of a non-2xx answer
+    std::string head;     // response headers, "name: value\r\n" each
     bool stalls = false;  // never answers: only the attempt's timeout ends it
     // A stream that failed after content flowed (error_after_chunks, reset_after_chunks,
     // end_after_chunks): `stream_error` is the in-stream error event's body, if any.

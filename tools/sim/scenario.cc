@@ -1,11 +1,10 @@
 #include "scenario.h"
 
+#include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include <set>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace switchyard::sim {
 
@@ -264,8 +263,8 @@ std::vector<RunSpec> LoadScenario(const std::string& path, const std::vector<std
                 }
             }
             if (!sweep_path.empty()) SetPath(copy, sweep_path, YAML::Clone(value));
-            runs.push_back({variant.name, sweep_path.empty() ? "" : Scalar(value),
-                            ParseScenario(copy, path)});
+            runs.push_back(
+                {variant.name, sweep_path.empty() ? "" : Scalar(value), ParseScenario(copy, path)});
         }
     }
     return runs;

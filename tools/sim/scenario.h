@@ -15,7 +15,7 @@ namespace switchyard::sim {
 // outermost first in ClientSpec::layers.
 struct RetryLayer {
     enum class Backoff {
-        kStainless,    // the official SDKs: min(base * 2^n, cap) * (1 - 0.25 U); retry-after honoured
+        kStainless,  // the official SDKs: min(base * 2^n, cap) * (1 - 0.25 U); retry-after honoured
         kExponential,  // min(base * 2^n, cap), no jitter; retry-after honoured
         kNone,         // retries at once
     };
@@ -32,14 +32,14 @@ struct RetryLayer {
 // A population of clients sending requests.
 struct ClientSpec {
     std::string name;
-    std::string model;            // the model group (through the gateway)
-    std::string direct;           // a deployment to call directly, bypassing the gateway
-    std::string lane;             // the gateway's lane (its first when empty)
-    double rate_per_s = 1;        // open-loop arrivals
-    bool poisson = true;          // exponential gaps; false: evenly spaced
+    std::string model;      // the model group (through the gateway)
+    std::string direct;     // a deployment to call directly, bypassing the gateway
+    std::string lane;       // the gateway's lane (its first when empty)
+    double rate_per_s = 1;  // open-loop arrivals
+    bool poisson = true;    // exponential gaps; false: evenly spaced
     double start_s = 0;
     std::optional<double> stop_s;  // default: the scenario's duration
-    int burst = 0;                // > 0: this many requests all at start_s instead of a rate
+    int burst = 0;                 // > 0: this many requests all at start_s instead of a rate
     std::int64_t input_tokens = 500;
     std::int64_t max_tokens = 256;
     bool stream = false;

@@ -569,8 +569,8 @@ core::LocalError GiveUpError(RequestContext& ctx, const Walk& walk, const engine
         error.message = fmt::format("All {} attempt(s) failed. Last: {}: {}", walk.notes.size(),
                                     final_note.deployment, detail);
     }
-    error.status = engine::GiveUpStatus(give_up, !walk.notes.empty(), last.status,
-                                        last.outcome.error_class);
+    error.status =
+        engine::GiveUpStatus(give_up, !walk.notes.empty(), last.status, last.outcome.error_class);
     if (give_up.retry_after) AddRetryAfter(ctx, *give_up.retry_after);
     ctx.reply_headers.emplace_back("x-should-retry", "false");
     return error;

@@ -21,8 +21,8 @@ std::shared_ptr<Runtime> BuildRuntime(std::shared_ptr<const config::Config> conf
                                       std::chrono::steady_clock::time_point now,
                                       const Runtime* previous, state::RedisState* shared) {
     auto runtime = std::make_shared<Runtime>();
-    runtime->health = std::make_unique<routing::DeploymentHealth>(config->deployment_count,
-                                                                  routing::HealthOptionsOf(*config));
+    runtime->health = std::make_unique<routing::DeploymentHealth>(
+        config->deployment_count, routing::HealthOptionsOf(*config));
     if (shared != nullptr) {
         std::vector<std::string> names(config->deployment_count);
         for (const auto& group : config->models) {

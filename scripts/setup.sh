@@ -17,6 +17,8 @@ packages=(
     # The dashboard's browser test drives Debian's chromium headless (puppeteer-core never
     # downloads a browser); DejaVu gives its screenshots real glyphs.
     chromium fonts-dejavu-core
+    # The simulator's evidence plots (docs/evidence/).
+    gnuplot-nox
 )
 missing=()
 for p in "${packages[@]}"; do

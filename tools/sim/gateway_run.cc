@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -96,18 +97,10 @@ struct Record {
 class Run {
   public:
     Run(const Scenario& scenario, std::uint64_t seed)
-        : scenario_(scenario), loop_(clock_), client_rng_(seed * 3 + 1) {
-        const config::EnvLookup env = [](std::string_view) -> std::optional<std::string> {
-            return std::string("sim-key");
-        };
-        const config::LoadResult loaded =
-            config::LoadConfigText(scenario.gateway_yaml, scenario.name + " (gateway)", env);
-        if (!loaded.config) {
-            std::string problems;
-            for (const auto& p : loaded.problems) problems += "\n  " + p.ToString();
-            throw std::runtime_error("the scenario's gateway config does not load:" + problems);
-        }
-        config_ = loaded.config;
+        : scenario_(scenario),
+          loop_(clock_),
+          client_rng_(seed * 3 + 1),
+          config_(LoadGatewayConfig(scenario)) {
         std::vector<SimProvider*> by_index(config_->deployment_count, nullptr);
         std::uint64_t provider_seed = seed * 7919;
         for (const config::ModelGroup& group : config_->models) {
@@ -118,6 +111,9 @@ class Run {
                     model == scenario.providers.end() ? ProviderModel{} : model->second, clock_,
                     ++provider_seed));
                 by_index[d.index] = providers_.back().get();
+                if (std::getenv("SWITCHYARD_SIM_TRACE") != nullptr) {
+                    providers_.back()->Trace(stderr);
+                }
                 by_name_[d.name] = providers_.back().get();
             }
         }
@@ -164,8 +160,9 @@ class Run {
             }
             std::exponential_distribution<double> gap(c.rate_per_s);
             double t = c.start_s;
-            for (;;) {
-                t += c.poisson ? gap(client_rng_) : 1.0 / c.rate_per_s;
+            for (int n = 1;; ++n) {
+                // Evenly spaced arrivals are counted, not summed, so that no rounding adds one.
+                t = c.poisson ? t + gap(client_rng_) : c.start_s + n / c.rate_per_s;
                 if (t >= stop) break;
                 Arrive(i, t);
             }
@@ -368,6 +365,20 @@ class Run {
 };
 
 }  // namespace
+
+std::shared_ptr<const config::Config> LoadGatewayConfig(const Scenario& scenario) {
+    const config::EnvLookup env = [](std::string_view) -> std::optional<std::string> {
+        return std::string("sim-key");
+    };
+    const config::LoadResult loaded =
+        config::LoadConfigText(scenario.gateway_yaml, scenario.name + " (gateway)", env);
+    if (!loaded.config) {
+        std::string problems;
+        for (const auto& p : loaded.problems) problems += "\n  " + p.ToString();
+        throw std::runtime_error("the scenario's gateway config does not load:" + problems);
+    }
+    return loaded.config;
+}
 
 RunResult RunGatewayScenario(const Scenario& scenario, std::uint64_t seed) {
     Run run(scenario, seed);

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "config/config.h"
 #include "scenario.h"
 
 namespace switchyard::sim {
@@ -24,6 +26,10 @@ struct RunResult {
     Figures figures;
     std::vector<TimelineRow> timeline;
 };
+
+// The scenario's gateway config, loaded as Switchyard loads its own (any `os.environ/NAME` reads
+// a placeholder). Throws std::runtime_error listing the problems when it does not load.
+std::shared_ptr<const config::Config> LoadGatewayConfig(const Scenario& scenario);
 
 // Runs a gateway scenario once with `seed`: clients send through their retry layers to the
 // simulated gateway (or directly to a provider), which answers from the simulated providers.

@@ -1,7 +1,9 @@
 // switchyard-sim: runs scenario files through Switchyard's own engine, health, budgets, backoff
 // and headroom code on a virtual clock (docs/evidence/README.md).
+#include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -29,7 +31,9 @@ constexpr const char* kUsage =
     "  --csv FILE        one row per variant and sweep value\n"
     "  --timeline FILE   gateway scenarios with timeline_s: requests, ok and upstream calls\n"
     "                    per bucket, per variant (first seed)\n"
-    "  --json            the figures as JSON on stdout instead of the table\n";
+    "  --json            the figures as JSON on stdout instead of the table\n"
+    "  --describe        prints the first run's gateway config, providers and clients as JSON\n"
+    "                    (for a live run of the same scenario) and runs nothing\n";
 
 struct Options {
     std::string scenario;
@@ -39,6 +43,7 @@ struct Options {
     std::string csv;
     std::string timeline;
     bool json = false;
+    bool describe = false;
 };
 
 Options ParseArgs(int argc, char** argv) {
@@ -64,6 +69,8 @@ Options ParseArgs(int argc, char** argv) {
             o.timeline = value();
         } else if (arg == "--json") {
             o.json = true;
+        } else if (arg == "--describe") {
+            o.describe = true;
         } else if (!arg.empty() && arg[0] == '-') {
             throw std::runtime_error("unknown option " + arg);
         } else if (o.scenario.empty()) {
@@ -227,12 +234,61 @@ int RunContentionScenario(const Options& o, const std::vector<RunSpec>& runs) {
     return 0;
 }
 
+// What a live run of `s` needs to know: the gateway's config, what each provider does and what
+// the clients send.
+int Describe(const Scenario& s) {
+    namespace json = boost::json;
+    json::object providers;
+    const std::shared_ptr<const switchyard::config::Config> config = LoadGatewayConfig(s);
+    for (const auto& group : config->models) {
+        for (const auto& d : group.deployments) {
+            providers[d.name] = json::object{{"model", d.model}, {"limits", ""},
+                                             {"faults", json::array()}};
+        }
+    }
+    for (const auto& [name, model] : s.providers) {
+        json::array faults;
+        for (const TimedFault& f : model.faults) {
+            json::object fault{{"from_s", f.from_s}, {"fault", f.text}};
+            if (std::isfinite(f.to_s)) fault["to_s"] = f.to_s;
+            faults.push_back(std::move(fault));
+        }
+        json::object& p = providers[name].as_object();
+        p["limits"] = model.limits;
+        p["latency_median_ms"] = model.latency.median_ms;
+        p["faults"] = std::move(faults);
+    }
+    json::array clients;
+    for (const ClientSpec& c : s.clients) {
+        json::object client{{"name", c.name},
+                            {"model", c.model},
+                            {"rate_per_s", c.rate_per_s},
+                            {"arrival", c.poisson ? "poisson" : "uniform"},
+                            {"start_s", c.start_s},
+                            {"stop_s", c.stop_s.value_or(s.duration_s)},
+                            {"burst", c.burst},
+                            {"max_tokens", c.max_tokens},
+                            {"stream", c.stream},
+                            {"layers", c.layers.size()}};
+        if (c.deadline_ms) client["deadline_ms"] = *c.deadline_ms;
+        clients.push_back(std::move(client));
+    }
+    const json::object out{{"name", s.name},
+                           {"duration_s", s.duration_s},
+                           {"gateway", s.gateway_yaml},
+                           {"providers", std::move(providers)},
+                           {"clients", std::move(clients)}};
+    std::puts(json::serialize(out).c_str());
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     try {
         const Options options = ParseArgs(argc, argv);
         const std::vector<RunSpec> runs = LoadScenario(options.scenario, options.sets);
+        if (options.describe) return Describe(runs.front().scenario);
         if (runs.front().scenario.kind == "contention") return RunContentionScenario(options, runs);
         return RunGateway(options, runs);
     } catch (const std::exception& e) {

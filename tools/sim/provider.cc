@@ -1,6 +1,7 @@
 #include "provider.h"
 
 #include <cmath>
+#include <cstdio>
 #include <utility>
 
 #include "anthropic_wire.h"
@@ -68,6 +69,16 @@ const TimedFault* SimProvider::ActiveFault() {
 }
 
 Reply SimProvider::Call(bool stream, std::int64_t input_tokens, std::int64_t max_tokens) {
+    Reply reply = Answer(stream, input_tokens, max_tokens);
+    if (trace_ != nullptr) {
+        std::fprintf(trace_, "%.3f %s %u%s\n", clock_.ElapsedMs() / 1000.0, deployment_.c_str(),
+                     reply.transport == policy::Transport::kOk ? reply.status : 0,
+                     reply.stalls ? " stall" : "");
+    }
+    return reply;
+}
+
+Reply SimProvider::Answer(bool stream, std::int64_t input_tokens, std::int64_t max_tokens) {
     ++calls_;
     ++in_flight_;
     call_times_.push_back(clock_.ElapsedMs() / 1000.0);

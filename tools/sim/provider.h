@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <optional>
 #include <random>
@@ -81,7 +82,11 @@ class SimProvider final {
     // When each attempt was sent, in seconds since the run started.
     const std::vector<double>& CallTimes() const { return call_times_; }
 
+    // Writes a line per attempt to `trace`: seconds since the start, deployment, status.
+    void Trace(std::FILE* trace) { trace_ = trace; }
+
   private:
+    Reply Answer(bool stream, std::int64_t input_tokens, std::int64_t max_tokens);
     const TimedFault* ActiveFault();
 
     std::string deployment_;
@@ -95,6 +100,7 @@ class SimProvider final {
     std::uint64_t rate_limited_ = 0;
     std::uint64_t failed_ = 0;
     std::vector<double> call_times_;
+    std::FILE* trace_ = nullptr;
 };
 
 }  // namespace switchyard::sim

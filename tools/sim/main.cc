@@ -1,8 +1,8 @@
 // switchyard-sim: runs scenario files through Switchyard's own engine, health, budgets, backoff
 // and headroom code on a virtual clock (docs/evidence/README.md).
-#include <boost/json.hpp>
 #include <fmt/format.h>
 
+#include <boost/json.hpp>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -242,8 +242,8 @@ int Describe(const Scenario& s) {
     const std::shared_ptr<const switchyard::config::Config> config = LoadGatewayConfig(s);
     for (const auto& group : config->models) {
         for (const auto& d : group.deployments) {
-            providers[d.name] = json::object{{"model", d.model}, {"limits", ""},
-                                             {"faults", json::array()}};
+            providers[d.name] =
+                json::object{{"model", d.model}, {"limits", ""}, {"faults", json::array()}};
         }
     }
     for (const auto& [name, model] : s.providers) {

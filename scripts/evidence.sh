@@ -40,10 +40,10 @@ amplification() {
     run amplification
     {
         echo "# variant outage brownout outage_ok brownout_ok"
-        join <(pivot "$DIR/amplification.csv" "status=529" upstream_per_request availability_pct |
+        join <(pivot "$DIR/amplification.csv" outage upstream_per_request availability_pct |
                    awk '{ print NR, $0 }') \
-             <(pivot "$DIR/amplification.csv" "status=529; probability=0.5" upstream_per_request \
-                   availability_pct | awk '{ print NR, $0 }') |
+             <(pivot "$DIR/amplification.csv" brownout upstream_per_request availability_pct |
+                   awk '{ print NR, $0 }') |
             awk '{ print $2, $3, $6, $4, $7 }'
     } > "$DIR/amplification.dat"
     gnuplot "$DIR/plots/amplification.gp"

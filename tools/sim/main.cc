@@ -155,14 +155,18 @@ int RunGateway(const Options& o, const std::vector<RunSpec>& runs) {
         // Figures as rows, runs as columns: a scenario has few variants and many figures.
         std::size_t width = 8;
         for (const auto& name : names) width = std::max(width, name.size());
+        std::vector<std::size_t> columns;
         std::string line = fmt::format("{:<{}}", "", width);
-        for (const auto& out : outputs) line += fmt::format(" {:>14}", Label(*out.run));
+        for (const auto& out : outputs) {
+            columns.push_back(std::max<std::size_t>(10, Label(*out.run).size()));
+            line += fmt::format(" {:>{}}", Label(*out.run), columns.back());
+        }
         std::puts(line.c_str());
         for (const auto& name : names) {
             line = fmt::format("{:<{}}", name, width);
-            for (const auto& out : outputs) {
-                const auto v = value_of(out.figures, name);
-                line += fmt::format(" {:>14}", v ? Number(*v) : "-");
+            for (std::size_t c = 0; c < outputs.size(); ++c) {
+                const auto v = value_of(outputs[c].figures, name);
+                line += fmt::format(" {:>{}}", v ? Number(*v) : "-", columns[c]);
             }
             std::puts(line.c_str());
         }

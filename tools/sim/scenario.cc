@@ -242,18 +242,24 @@ std::vector<RunSpec> LoadScenario(const std::string& path, const std::vector<std
     }
     std::string sweep_path;
     std::vector<YAML::Node> sweep_values{YAML::Node()};
+    std::vector<std::string> sweep_labels;
     if (const YAML::Node sweep = root["sweep"]) {
-        CheckKeys(sweep, path + ": sweep", {"path", "values"});
+        CheckKeys(sweep, path + ": sweep", {"path", "values", "labels"});
         sweep_path = Read<std::string>(sweep, "path", "", path + ": sweep");
         sweep_values.clear();
         for (const auto& value : sweep["values"]) sweep_values.push_back(value);
         if (sweep_path.empty() || sweep_values.empty()) {
             Fail(path + ": sweep", "needs a path and values");
         }
+        sweep_labels = Read(sweep, "labels", sweep_labels, path + ": sweep");
+        if (!sweep_labels.empty() && sweep_labels.size() != sweep_values.size()) {
+            Fail(path + ": sweep", "needs as many labels as values");
+        }
     }
     std::vector<RunSpec> runs;
     for (const Variant& variant : variants) {
-        for (const YAML::Node& value : sweep_values) {
+        for (std::size_t v = 0; v < sweep_values.size(); ++v) {
+            const YAML::Node& value = sweep_values[v];
             YAML::Node copy = YAML::Clone(root);
             copy.remove("variants");
             copy.remove("sweep");
@@ -263,8 +269,10 @@ std::vector<RunSpec> LoadScenario(const std::string& path, const std::vector<std
                 }
             }
             if (!sweep_path.empty()) SetPath(copy, sweep_path, YAML::Clone(value));
-            runs.push_back(
-                {variant.name, sweep_path.empty() ? "" : Scalar(value), ParseScenario(copy, path)});
+            const std::string label = sweep_path.empty()     ? ""
+                                      : sweep_labels.empty() ? Scalar(value)
+                                                             : sweep_labels[v];
+            runs.push_back({variant.name, label, ParseScenario(copy, path)});
         }
     }
     return runs;

@@ -73,7 +73,7 @@ struct Scenario {
 // One run of a scenario file: its base, or one of its variants, at one value of its sweep.
 struct RunSpec {
     std::string variant;  // "" for the base
-    std::string sweep;    // the sweep's value as written, "" without a sweep
+    std::string sweep;    // the sweep value's label (or the value as written), "" without one
     Scenario scenario;
 };
 

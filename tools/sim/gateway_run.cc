@@ -302,6 +302,9 @@ class Run {
         f.emplace_back("upstream_per_request", per(static_cast<double>(calls)));
         f.emplace_back("upstream_failed", static_cast<double>(failed));
         f.emplace_back("upstream_429", static_cast<double>(rate_limited));
+        double mean = 0;
+        for (const double ms : ok_latency) mean += ms / static_cast<double>(ok_latency.size());
+        f.emplace_back("mean_ok_ms", mean);
         f.emplace_back("p50_ok_ms", Percentile(ok_latency, 0.5));
         f.emplace_back("p99_ok_ms", Percentile(ok_latency, 0.99));
         for (const auto& p : providers_) {

@@ -66,6 +66,9 @@ struct Deployment {
     double input_price = 0;   // per million input tokens, for the cheapest strategy
     double output_price = 0;  // per million output tokens
     DeploymentLimits limits;
+    // Where it processes data (`eu`, `us`, ...; docs/resilience.md#data-residency); empty: not
+    // said, which no residency constraint admits.
+    std::string region;
     int line = 0;
 };
 
@@ -93,7 +96,9 @@ struct ModelGroup {
     std::vector<std::string> fallbacks;                 // groups tried in order when this fails
     std::vector<std::string> context_window_fallbacks;  // when the prompt does not fit
     std::vector<std::string> content_policy_fallbacks;  // when a content filter refused it
-    std::optional<std::string> system_prompt;           // replaces the system prompt
+    // The regions a request for this group may be served in, along the whole chain; empty: any.
+    std::vector<std::string> residency;
+    std::optional<std::string> system_prompt;                 // replaces the system prompt
     std::vector<std::pair<std::string, std::string>> params;  // name -> JSON value text
 };
 
@@ -271,6 +276,7 @@ struct ClientKey {
     std::int64_t tpm = 0;                   // tokens per minute (input estimate + max_tokens)
     double monthly_budget = 0;              // currency per calendar month (UTC), 0: unlimited
     std::vector<std::string> models;        // allowed model groups; empty: all
+    std::vector<std::string> residency;     // regions its requests may be served in; empty: any
     std::size_t lane = 0;                   // index into LimitsConfig::lanes (at load time)
     std::string lane_name = "interactive";  // what a request resolves against its own config
     bool fallbacks = true;                  // false: never walk the fallback chain

@@ -227,7 +227,7 @@ void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
     if (!r.CheckMap(
             node, "deployment of '" + group + "'",
             {"name", "provider", "model", "api_base", "api_key", "weight", "ca_file", "input_price",
-             "output_price", "anthropic_version", "limits", "responses_api"})) {
+             "output_price", "anthropic_version", "limits", "responses_api", "region"})) {
         return;
     }
     std::string provider = "openai";
@@ -266,6 +266,9 @@ void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
         r.Fail(node["ca_file"], "ca_file '" + out.ca_file + "' cannot be read");
     }
     r.Name(node, "name", out.name);
+    if (r.String(node, "region", out.region) && !core::IsRegionName(out.region)) {
+        r.Fail(node["region"], "'region' must be 1 to 32 lowercase letters, digits or '-'");
+    }
     if (const YAML::Node limits = node["limits"]; limits.IsDefined()) {
         if (r.CheckMap(limits, "deployment limits", {"rpm", "tpm", "itpm", "otpm"})) {
             constexpr long long kMax = 1'000'000'000'000LL;
@@ -550,6 +553,25 @@ void ReadGroupList(Reader& r, const YAML::Node& node, const char* key,
     }
 }
 
+// A list of region names (a residency constraint).
+void ReadRegionList(Reader& r, const YAML::Node& node, const char* key,
+                    std::vector<std::string>& out) {
+    const YAML::Node list = node[key];
+    if (!list.IsDefined() || list.IsNull()) return;
+    if (!list.IsSequence()) {
+        r.Fail(list, std::string("'") + key + "' must be a list of regions");
+        return;
+    }
+    for (const auto& item : list) {
+        if (!item.IsScalar() || !core::IsRegionName(item.Scalar())) {
+            r.Fail(item, std::string("'") + key +
+                             "' entries must be regions: 1 to 32 lowercase letters, digits or '-'");
+            continue;
+        }
+        out.push_back(item.Scalar());
+    }
+}
+
 void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& models) {
     if (!node.IsSequence()) {
         r.Fail(node, "'models' must be a list of model groups");
@@ -560,7 +582,7 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
         if (!r.CheckMap(
                 entry, "model group",
                 {"name", "mode", "deployments", "strategy", "fallbacks", "context_window_fallbacks",
-                 "content_policy_fallbacks", "prompt", "params"})) {
+                 "content_policy_fallbacks", "prompt", "params", "residency"})) {
             models.push_back(std::move(group));  // keeps models[i] aligned with the YAML entries
             continue;
         }
@@ -595,6 +617,7 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
             }
         }
         ReadGroupList(r, entry, "fallbacks", group.fallbacks);
+        ReadRegionList(r, entry, "residency", group.residency);
         ReadGroupList(r, entry, "context_window_fallbacks", group.context_window_fallbacks);
         ReadGroupList(r, entry, "content_policy_fallbacks", group.content_policy_fallbacks);
         if (const YAML::Node prompt = entry["prompt"]; prompt.IsDefined()) {
@@ -753,7 +776,7 @@ void ReadKeys(Reader& r, const YAML::Node& node, Config& config) {
         key.line = entry.Mark().line + 1;
         if (!r.CheckMap(entry, "client key",
                         {"name", "key", "key_sha256", "rpm", "tpm", "monthly_budget", "models",
-                         "lane", "fallbacks", "stream_mode", "slow_start_ms"})) {
+                         "lane", "fallbacks", "stream_mode", "slow_start_ms", "residency"})) {
             continue;
         }
         // Fields already reported as unreadable; their bounds are not checked again.
@@ -817,6 +840,7 @@ void ReadKeys(Reader& r, const YAML::Node& node, Config& config) {
         key.lane_name = config.limits.lanes.empty() ? "" : config.limits.lanes[0].name;
         read("lane", [&] { r.String(entry, "lane", key.lane_name); });
         r.Bool(entry, "fallbacks", key.fallbacks);
+        ReadRegionList(r, entry, "residency", key.residency);
         std::string mode;
         if (r.String(entry, "stream_mode", mode)) {
             key.stream_mode = ParseStreamMode(mode);

@@ -63,4 +63,12 @@ std::string PercentDecode(std::string_view text, bool& ok) {
     return out;
 }
 
+bool IsRegionName(std::string_view name) {
+    if (name.empty() || name.size() > 32) return false;
+    for (const char c : name) {
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-')) return false;
+    }
+    return true;
+}
+
 }  // namespace switchyard::core

@@ -12,6 +12,10 @@ namespace switchyard::core {
 inline constexpr std::size_t kMaxNameLength = 256;
 bool IsSafeName(std::string_view name);
 
+// A region name (a deployment's `region`, a residency constraint): 1 to 32 lowercase ASCII
+// letters, digits and `-`, e.g. `eu`, `us-east`.
+bool IsRegionName(std::string_view name);
+
 // `text` with every byte outside visible ASCII (and `"`, `\`) written as %XX, so a path or name
 // from the wire can be echoed in a JSON body or a log line as valid UTF-8.
 std::string Printable(std::string_view text);

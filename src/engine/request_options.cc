@@ -13,6 +13,7 @@ using std::chrono::milliseconds;
 
 constexpr milliseconds kMaxOverride{10 * 60 * 1000};
 constexpr std::string_view kStreamModeHeader = "x-switchyard-stream-mode";
+constexpr std::string_view kResidencyHeader = "x-switchyard-residency";
 
 }  // namespace
 
@@ -58,6 +59,19 @@ std::variant<RequestOptions, core::LocalError> ReadRequestOptions(const config::
                                     std::string(kStreamModeHeader)};
         }
         o.background = *mode == config::StreamMode::kBackground;
+    }
+    if (key != nullptr) o.residency = routing::Narrow(o.residency, key->residency);
+    if (const auto text = header(kResidencyHeader)) {
+        const auto regions = routing::ParseRegions(*text);
+        if (!regions) {
+            return core::LocalError{core::ErrorKind::kInvalidRequest,
+                                    "Invalid " + std::string(kResidencyHeader) + " '" +
+                                        core::Printable(*text) +
+                                        "': it must list regions separated by commas (1 to 32 "
+                                        "letters, digits or '-' each).",
+                                    std::string(kResidencyHeader)};
+        }
+        o.residency = routing::Narrow(o.residency, *regions);
     }
     o.stream_upstream = !stream && (HeaderInt(header, "x-switchyard-stream-upstream") == 1 ||
                                     (o.timeouts.stream_upstream_over_max_tokens > 0 &&

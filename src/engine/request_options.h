@@ -10,6 +10,7 @@
 #include "config/config.h"
 #include "core/error.h"
 #include "engine/attempt_state.h"
+#include "routing/residency.h"
 
 namespace switchyard::engine {
 
@@ -26,6 +27,9 @@ struct RequestOptions {
     bool stream_upstream = false;  // a JSON request streamed upstream and assembled
     bool fallbacks = true;         // walk the fallback chain
     int client_retry_count = 0;    // x-stainless-retry-count: the client SDK's own retry number
+    // The regions it may be served in, from the header and the key (the requested groups' own
+    // constraints are added when the chain is planned); nullopt: any.
+    routing::Regions residency;
 };
 
 // Reads the options (pure). Headers, each ignored when malformed unless said otherwise:
@@ -39,6 +43,8 @@ struct RequestOptions {
 //  - x-switchyard-stream-upstream: 1 streams a JSON request upstream (also when max_tokens is over
 //    timeouts.stream_upstream_over_max_tokens);
 //  - x-switchyard-no-fallbacks: 1 (or a key with `fallbacks: false`) keeps to the requested groups;
+//  - x-switchyard-residency: eu[, us...]: the regions it may be served in (with the key's
+//    `residency`, the narrower of the two); a malformed value is refused like a stream mode;
 //  - x-stainless-retry-count ≥ 1: the client SDK is retrying a request the gateway already
 //    retried, so this one makes one attempt per target that can serve now and never waits for a
 //    rate limit (docs/resilience.md#one-layer-retries).

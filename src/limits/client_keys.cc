@@ -164,7 +164,8 @@ bool SamePolicy(const config::ClientKey& a, const config::ClientKey& b) {
     return a.name == b.name && a.sha256 == b.sha256 && a.rpm == b.rpm && a.tpm == b.tpm &&
            a.monthly_budget == b.monthly_budget && a.models == b.models &&
            a.lane_name == b.lane_name && a.fallbacks == b.fallbacks &&
-           a.stream_mode == b.stream_mode && a.slow_start == b.slow_start;
+           a.stream_mode == b.stream_mode && a.slow_start == b.slow_start &&
+           a.residency == b.residency;
 }
 
 }  // namespace

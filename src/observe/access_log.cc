@@ -55,6 +55,10 @@ std::string AccessLog::Format(const RequestRecord& r) {
     AppendJsonString(out, r.model_group);
     text(",\"deployment\":");
     AppendJsonString(out, r.deployment);
+    if (!r.region.empty()) {
+        text(",\"region\":");
+        AppendJsonString(out, r.region);
+    }
     if (!r.key.empty()) {
         text(",\"key\":");
         AppendJsonString(out, r.key);

@@ -17,6 +17,7 @@ struct RequestRecord {
     std::string_view route;        // chat, models, health, metrics, not_found
     std::string_view model_group;  // empty when none was resolved
     std::string_view deployment;   // the deployment that served, empty for local replies
+    std::string_view region;       // that deployment's region, empty when it has none
     std::string_view key;          // the client key's name, empty without one
     std::string_view lane;         // the workload lane, empty for non-chat routes
     unsigned status = 0;

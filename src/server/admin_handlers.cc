@@ -135,6 +135,7 @@ asio::awaitable<void> ServeStatus(RequestContext& ctx) {
                 {"name", d.name},
                 {"model_group", group.name},
                 {"model", d.model},
+                {"region", d.region},
                 {"state", routing::Name(s.state)},
                 {"available", s.available},
                 {"rate_limited_until", TimeOrNull(s.rate_limited_until, now, wall_now)},

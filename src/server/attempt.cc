@@ -69,6 +69,7 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     end.upstream = providers::WireOf(deployment.provider);  // until the request says more
     ctx.model_group = stage.group->name;
     ctx.deployment = deployment.name;
+    ctx.region = deployment.region;
     ctx.model = deployment.model;
     ctx.upstream_request_id.clear();
     ctx.record.fallback_depth = stage.depth;

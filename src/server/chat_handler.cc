@@ -14,6 +14,7 @@
 #include "api/translate.h"
 #include "api/usage.h"
 #include "core/json.h"
+#include "core/names.h"
 #include "core/sse_parser.h"
 #include "core/time_format.h"
 #include "engine/decide.h"
@@ -22,6 +23,7 @@
 #include "policy/spend_cap.h"
 #include "providers/upstream_request.h"
 #include "routing/fallback_plan.h"
+#include "routing/residency.h"
 #include "routing/strategy.h"
 #include "server/admission.h"
 #include "server/attempt.h"
@@ -225,8 +227,10 @@ struct Walk {
     KeySettlement& settlement;
     ClientWatch& client;
     std::vector<core::AttemptNote> notes;
-    milliseconds waited{0};  // since the last attempt, for the next attempt's note
-    AttemptEnd last;         // the last failed attempt
+    milliseconds waited{0};      // since the last attempt, for the next attempt's note
+    AttemptEnd last;             // the last failed attempt
+    routing::Regions residency;  // where it may be served (docs/resilience.md#data-residency)
+    int outside = 0;             // deployments of its chain left out for their region
 };
 
 // A spend cap disabled `deployment`: an error-level line on stderr and, when configured, a POST to
@@ -300,14 +304,23 @@ asio::awaitable<void> Sleep(RequestContext& ctx, milliseconds delay, ClientWatch
     (void)ec;
 }
 
-// The engine's stages for `groups`: each group's deployments in its strategy's order.
+// The engine's stages for `groups`: each group's deployments in its strategy's order, without
+// those outside the request's allowed regions (counted in `outside`).
 std::vector<engine::Stage> Stages(const std::vector<routing::PlannedGroup>& groups,
                                   const routing::DeploymentHealth& health,
-                                  const std::function<double()>& draw) {
+                                  const std::function<double()>& draw,
+                                  const routing::Regions& residency, int& outside) {
     std::vector<engine::Stage> stages;
     stages.reserve(groups.size());
     for (const routing::PlannedGroup& group : groups) {
-        stages.push_back({group, routing::OrderDeployments(*group.group, health, draw)});
+        std::vector<const config::Deployment*> order =
+            routing::OrderDeployments(*group.group, health, draw);
+        const auto elsewhere = std::remove_if(
+            order.begin(), order.end(),
+            [&](const config::Deployment* d) { return !routing::Admits(residency, *d); });
+        outside += static_cast<int>(order.end() - elsewhere);
+        order.erase(elsewhere, order.end());
+        stages.push_back({group, std::move(order)});
     }
     return stages;
 }
@@ -483,7 +496,12 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
                     walk.fallbacks ? routing::SemanticFallbacks(config, *stage.group,
                                                                 action.semantic, stage.depth + 1)
                                    : std::vector<routing::PlannedGroup>{};
-                event = engine::event::ChainReplaced{Stages(semantic, health, draw)};
+                std::vector<engine::Stage> stages =
+                    Stages(semantic, health, draw, walk.residency, walk.outside);
+                // A fallback with nothing in an allowed region is no fallback: with none left,
+                // the provider's answer goes to the client.
+                std::erase_if(stages, [](const engine::Stage& s) { return s.deployments.empty(); });
+                event = engine::event::ChainReplaced{std::move(stages)};
                 break;
             }
             case Kind::kDone:
@@ -569,6 +587,11 @@ core::LocalError GiveUpError(RequestContext& ctx, const Walk& walk, const engine
         error.message = fmt::format("All {} attempt(s) failed. Last: {}: {}", walk.notes.size(),
                                     final_note.deployment, detail);
     }
+    if (walk.outside > 0) {
+        error.message +=
+            fmt::format(" {} deployment(s) outside the allowed regions ({}) were not tried.",
+                        walk.outside, routing::Describe(*walk.residency));
+    }
     error.status =
         engine::GiveUpStatus(give_up, !walk.notes.empty(), last.status, last.outcome.error_class);
     if (give_up.retry_after) AddRetryAfter(ctx, *give_up.retry_after);
@@ -612,6 +635,7 @@ asio::awaitable<void> WriteUnanswered(RequestContext& ctx, Walk* walk,
         }
         ctx.error = "degraded: every target failed";
         ctx.deployment.clear();
+        ctx.region = {};
         ctx.model = "switchyard-degraded";
         Response response{http::status::ok, 11};
         response.set(http::field::content_type,
@@ -750,11 +774,32 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
               *client};
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     const std::function<double()> draw = [&] { return uniform(ctx.worker.rng); };
-    engine::AttemptState state(
-        options.policy,
+    // Data residency: the header's and the key's regions, and each requested group's, hold for
+    // the whole chain.
+    walk.residency = options.residency;
+    for (const std::string& name : requested) {
+        if (const config::ModelGroup* group = config.FindGroup(name)) {
+            walk.residency = routing::Narrow(walk.residency, group->residency);
+        }
+    }
+    const std::vector<engine::Stage> chain =
         Stages(routing::PlanGroups(config, requested, request.fallbacks, options.fallbacks),
-               ctx.Health(), draw),
-        deadline);
+               ctx.Health(), draw, walk.residency, walk.outside);
+    if (walk.residency && std::all_of(chain.begin(), chain.end(), [](const engine::Stage& s) {
+            return s.deployments.empty();
+        })) {
+        const Unanswered refusal = core::LocalError{
+            core::ErrorKind::kForbidden,
+            fmt::format("No deployment of '{}' or its fallbacks may serve this request: it must "
+                        "be served in {} (x-switchyard-residency, the client key's or the model "
+                        "group's residency), and all {} deployment(s) of its chain are elsewhere.",
+                        core::Printable(request.model), routing::Describe(*walk.residency),
+                        walk.outside),
+            "x-switchyard-residency"};
+        co_await WriteUnanswered(ctx, nullptr, refusal);
+        co_return;
+    }
+    engine::AttemptState state(options.policy, chain, deadline);
     context.metrics.CountEngineRequest();
     ctx.trace = RequestTrace::Start(ctx, request.model);
     const engine::Action end = co_await RunEngine(ctx, walk, state);

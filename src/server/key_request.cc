@@ -10,6 +10,7 @@
 
 #include "config/client_key.h"
 #include "core/json.h"
+#include "core/names.h"
 #include "core/sha256.h"
 
 namespace switchyard::server {
@@ -59,8 +60,8 @@ std::variant<KeyRequest, core::LocalError> ParseKeyRequest(std::string_view body
     }
     const boost::json::object& o = parsed.get_object();
     static constexpr std::string_view kKnown[] = {
-        "name",   "key",  "key_sha256", "rpm",         "tpm",          "monthly_budget",
-        "models", "lane", "fallbacks",  "stream_mode", "slow_start_ms"};
+        "name",   "key",  "key_sha256", "rpm",         "tpm",           "monthly_budget",
+        "models", "lane", "fallbacks",  "stream_mode", "slow_start_ms", "residency"};
     for (const auto& entry : o) {
         if (std::find(std::begin(kKnown), std::end(kKnown), entry.key()) == std::end(kKnown)) {
             return Invalid("Unknown field '" + std::string(entry.key()) + "'.", entry.key());
@@ -128,6 +129,17 @@ std::variant<KeyRequest, core::LocalError> ParseKeyRequest(std::string_view body
         if (!f->is_bool()) return Invalid("'fallbacks' must be true or false.", "fallbacks");
         key.fallbacks = f->get_bool();
     }
+    if (const boost::json::value* g = o.if_contains("residency"); g && !g->is_null()) {
+        static const std::string kShape =
+            "'residency' must be a list of regions (1 to 32 lowercase letters, digits or '-').";
+        if (!g->is_array()) return Invalid(kShape, "residency");
+        for (const boost::json::value& region : g->get_array()) {
+            if (!region.is_string() || !core::IsRegionName(region.get_string())) {
+                return Invalid(kShape, "residency");
+            }
+            key.residency.emplace_back(region.get_string());
+        }
+    }
     if (const boost::json::value* s = o.if_contains("stream_mode"); s && !s->is_null()) {
         key.stream_mode = s->is_string() ? config::ParseStreamMode(s->get_string()) : std::nullopt;
         if (!key.stream_mode) {
@@ -154,6 +166,11 @@ boost::json::object KeyRequestBody(const config::ClientKey& key) {
                              {"fallbacks", key.fallbacks},
                              {"slow_start_ms", key.slow_start.count()}};
     if (key.stream_mode) body["stream_mode"] = config::Name(*key.stream_mode);
+    if (!key.residency.empty()) {
+        boost::json::array residency;
+        for (const std::string& region : key.residency) residency.emplace_back(region);
+        body["residency"] = std::move(residency);
+    }
     return body;
 }
 

@@ -90,6 +90,7 @@ template <class Set>
 void ForEachServedHeader(const RequestContext& ctx, Set set) {
     set("x-switchyard-model-group", ctx.model_group);
     set("x-switchyard-deployment", ctx.deployment);
+    if (!ctx.region.empty()) set("x-switchyard-region", ctx.region);
     set("x-switchyard-model", ctx.model);
     char digits[2][16];
     const auto attempts = fmt::format_to_n(digits[0], sizeof digits[0], "{}", ctx.record.attempts);

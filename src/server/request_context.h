@@ -33,6 +33,7 @@ struct RequestContext {
     // Storage behind the record's views.
     std::string model_group;
     std::string deployment;
+    std::string_view region;  // the deployment's (the config outlives the request)
     std::string upstream_request_id;
     std::string error;
     std::string model;                    // the model that answered (the deployment's)

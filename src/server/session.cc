@@ -203,6 +203,7 @@ void Finish(RequestContext& ctx) {
     r.path = ctx.path;
     r.model_group = ctx.model_group;
     r.deployment = ctx.deployment;
+    r.region = ctx.region;
     r.key = ctx.key_name;
     r.upstream_request_id = ctx.upstream_request_id;
     r.error = ctx.error;

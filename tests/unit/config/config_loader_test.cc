@@ -587,4 +587,38 @@ TEST(ConfigLoaderTest, ReadsTheCooldownsFailureRate) {
     EXPECT_NE(over.problems[0].message.find("allowed_failure_rate"), std::string::npos);
 }
 
+TEST(ConfigLoaderTest, ReadsRegionsAndResidency) {
+    const std::string sha(64, 'a');
+    std::string text = R"(
+keys:
+  - {name: app, key_sha256: "SHA", residency: [eu]}
+models:
+  - name: a
+    residency: [eu, us-east]
+    deployments: [{model: m, api_base: "http://h:1", region: eu}]
+  - name: b
+    deployments: [{model: m, api_base: "http://h:1"}]
+)";
+    text.replace(text.find("SHA"), 3, sha);
+    const LoadResult loaded = LoadConfigText(text, "r.yaml", FakeEnv({}));
+    ASSERT_TRUE(loaded.problems.empty()) << AllProblems(loaded);
+    const Config& c = *loaded.config;
+    EXPECT_EQ(c.models[0].deployments[0].region, "eu");
+    EXPECT_EQ(c.models[0].residency, (std::vector<std::string>{"eu", "us-east"}));
+    EXPECT_EQ(c.models[1].deployments[0].region, "");
+    EXPECT_TRUE(c.models[1].residency.empty());
+    EXPECT_EQ(c.keys[0].residency, (std::vector<std::string>{"eu"}));
+
+    const LoadResult bad = LoadConfigText(R"(
+models:
+  - name: a
+    residency: [EU]
+    deployments: [{model: m, api_base: "http://h:1", region: "eu west"}]
+)",
+                                          "r.yaml", FakeEnv({}));
+    ASSERT_EQ(bad.problems.size(), 2u) << AllProblems(bad);
+    EXPECT_NE(AllProblems(bad).find("'residency' entries must be regions"), std::string::npos);
+    EXPECT_NE(AllProblems(bad).find("'region' must be"), std::string::npos);
+}
+
 }  // namespace switchyard::config

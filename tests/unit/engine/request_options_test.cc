@@ -155,5 +155,35 @@ TEST(RequestOptionsTest, FallbacksOffByHeaderOrKey) {
     EXPECT_FALSE(Read(Base(), Headers{}.Lookup(), &key, false, 0).fallbacks);
 }
 
+TEST(RequestOptionsTest, ResidencyFromTheKeyAndTheHeaderNarrowsToBoth) {
+    const Headers none;
+    EXPECT_FALSE(Read(Base(), none.Lookup(), nullptr, false, 0).residency) << "no constraint";
+    config::ClientKey key;
+    key.residency = {"eu", "us"};
+    const auto from_key = Read(Base(), none.Lookup(), &key, false, 0).residency;
+    ASSERT_TRUE(from_key);
+    EXPECT_EQ(*from_key, (std::vector<std::string>{"eu", "us"}));
+    Headers eu;
+    eu.values["x-switchyard-residency"] = "EU";
+    const auto both = Read(Base(), eu.Lookup(), &key, false, 0).residency;
+    ASSERT_TRUE(both);
+    EXPECT_EQ(*both, (std::vector<std::string>{"eu"}));
+    Headers apac;
+    apac.values["x-switchyard-residency"] = "apac";
+    const auto neither = Read(Base(), apac.Lookup(), &key, false, 0).residency;
+    ASSERT_TRUE(neither);
+    EXPECT_TRUE(neither->empty());
+}
+
+TEST(RequestOptionsTest, AMalformedResidencyHeaderIsAnInvalidRequestNamingIt) {
+    Headers h;
+    h.values["x-switchyard-residency"] = "eu;us";
+    const auto read = ReadRequestOptions(Base(), h.Lookup(), nullptr, false, 0);
+    const auto* error = std::get_if<core::LocalError>(&read);
+    ASSERT_NE(error, nullptr);
+    EXPECT_EQ(error->kind, core::ErrorKind::kInvalidRequest);
+    EXPECT_NE(error->message.find("x-switchyard-residency"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace switchyard::engine

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <initializer_list>
 #include <limits>
 #include <set>
@@ -536,40 +537,38 @@ std::string ScalarAsJson(const YAML::Node& node) {
     return JsonString(text);
 }
 
-void ReadGroupList(Reader& r, const YAML::Node& node, const char* key,
-                   std::vector<std::string>& out) {
+// A list of names under `key` (`what` says what they are, e.g. "model group names"), each
+// checked by `valid`.
+void ReadNameList(Reader& r, const YAML::Node& node, const char* key, std::string_view what,
+                  const std::function<bool(const std::string&)>& valid,
+                  std::vector<std::string>& out) {
     const YAML::Node list = node[key];
     if (!list.IsDefined() || list.IsNull()) return;
     if (!list.IsSequence()) {
-        r.Fail(list, std::string("'") + key + "' must be a list of model group names");
+        r.Fail(list, std::string("'") + key + "' must be a list of " + std::string(what));
         return;
     }
     for (const auto& item : list) {
-        if (!item.IsScalar()) {
-            r.Fail(item, std::string("'") + key + "' entries must be model group names");
+        if (!item.IsScalar() || !valid(item.Scalar())) {
+            r.Fail(item, std::string("'") + key + "' entries must be " + std::string(what));
             continue;
         }
         out.push_back(item.Scalar());
     }
 }
 
+void ReadGroupList(Reader& r, const YAML::Node& node, const char* key,
+                   std::vector<std::string>& out) {
+    ReadNameList(
+        r, node, key, "model group names", [](const std::string&) { return true; }, out);
+}
+
 // A list of region names (a residency constraint).
 void ReadRegionList(Reader& r, const YAML::Node& node, const char* key,
                     std::vector<std::string>& out) {
-    const YAML::Node list = node[key];
-    if (!list.IsDefined() || list.IsNull()) return;
-    if (!list.IsSequence()) {
-        r.Fail(list, std::string("'") + key + "' must be a list of regions");
-        return;
-    }
-    for (const auto& item : list) {
-        if (!item.IsScalar() || !core::IsRegionName(item.Scalar())) {
-            r.Fail(item, std::string("'") + key +
-                             "' entries must be regions: 1 to 32 lowercase letters, digits or '-'");
-            continue;
-        }
-        out.push_back(item.Scalar());
-    }
+    ReadNameList(
+        r, node, key, "regions: 1 to 32 lowercase letters, digits or '-'",
+        [](const std::string& name) { return core::IsRegionName(name); }, out);
 }
 
 void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& models) {

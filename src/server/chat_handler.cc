@@ -18,8 +18,8 @@
 #include "core/sse_parser.h"
 #include "core/time_format.h"
 #include "engine/decide.h"
-#include "engine/health_view.h"
 #include "engine/request_options.h"
+#include "engine/world.h"
 #include "policy/spend_cap.h"
 #include "providers/upstream_request.h"
 #include "routing/fallback_plan.h"
@@ -304,27 +304,6 @@ asio::awaitable<void> Sleep(RequestContext& ctx, milliseconds delay, ClientWatch
     (void)ec;
 }
 
-// The engine's stages for `groups`: each group's deployments in its strategy's order, without
-// those outside the request's allowed regions (counted in `outside`).
-std::vector<engine::Stage> Stages(const std::vector<routing::PlannedGroup>& groups,
-                                  const routing::DeploymentHealth& health,
-                                  const std::function<double()>& draw,
-                                  const routing::Regions& residency, int& outside) {
-    std::vector<engine::Stage> stages;
-    stages.reserve(groups.size());
-    for (const routing::PlannedGroup& group : groups) {
-        std::vector<const config::Deployment*> order =
-            routing::OrderDeployments(*group.group, health, draw);
-        const auto elsewhere = std::remove_if(
-            order.begin(), order.end(),
-            [&](const config::Deployment* d) { return !routing::Admits(residency, *d); });
-        outside += static_cast<int>(order.end() - elsewhere);
-        order.erase(elsewhere, order.end());
-        stages.push_back({group, std::move(order)});
-    }
-    return stages;
-}
-
 // After an attempt: its outcome goes to the deployment's health, headroom and retry budget, the
 // client's retry budget, the metrics and, when it failed, the attempt notes.
 void RecordAttempt(RequestContext& ctx, Walk& walk, const config::Deployment& deployment,
@@ -497,7 +476,7 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
                                                                 action.semantic, stage.depth + 1)
                                    : std::vector<routing::PlannedGroup>{};
                 std::vector<engine::Stage> stages =
-                    Stages(semantic, health, draw, walk.residency, walk.outside);
+                    engine::PlanStages(semantic, health, draw, walk.residency, walk.outside);
                 // A fallback with nothing in an allowed region is no fallback: with none left,
                 // the provider's answer goes to the client.
                 std::erase_if(stages, [](const engine::Stage& s) { return s.deployments.empty(); });
@@ -782,9 +761,9 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
             walk.residency = routing::Narrow(walk.residency, group->residency);
         }
     }
-    const std::vector<engine::Stage> chain =
-        Stages(routing::PlanGroups(config, requested, request.fallbacks, options.fallbacks),
-               ctx.Health(), draw, walk.residency, walk.outside);
+    const std::vector<engine::Stage> chain = engine::PlanStages(
+        routing::PlanGroups(config, requested, request.fallbacks, options.fallbacks), ctx.Health(),
+        draw, walk.residency, walk.outside);
     if (walk.residency && std::all_of(chain.begin(), chain.end(), [](const engine::Stage& s) {
             return s.deployments.empty();
         })) {

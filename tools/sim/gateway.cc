@@ -6,8 +6,8 @@
 #include <variant>
 
 #include "engine/decide.h"
-#include "engine/health_view.h"
 #include "engine/request_options.h"
+#include "engine/world.h"
 #include "policy/classify.h"
 #include "policy/rate_limit_headers.h"
 #include "routing/fallback_plan.h"
@@ -18,17 +18,6 @@ namespace switchyard::sim {
 namespace {
 
 using Kind = engine::Action::Kind;
-
-// The engine's stages for `groups`, each group's deployments in its strategy's order.
-std::vector<engine::Stage> Stages(const std::vector<routing::PlannedGroup>& groups,
-                                  const routing::DeploymentHealth& health,
-                                  const std::function<double()>& draw) {
-    std::vector<engine::Stage> stages;
-    for (const routing::PlannedGroup& group : groups) {
-        stages.push_back({group, routing::OrderDeployments(*group.group, health, draw)});
-    }
-    return stages;
-}
 
 void AddRetryAfter(std::string& head, milliseconds wait) {
     const long long ms = std::max<long long>(1, wait.count());
@@ -59,6 +48,8 @@ struct SimGateway::Walk {
     unsigned last_status = 0;
     policy::ErrorClass last_class = policy::ErrorClass::kNone;
     std::string last_head;  // of the last upstream answer, passed through with a client error
+    routing::Regions residency;
+    int outside = 0;  // deployments left out for their region
 };
 
 SimGateway::SimGateway(const config::Config& config, EventLoop& loop, VirtualClock& clock,
@@ -89,12 +80,28 @@ void SimGateway::Handle(GatewayRequest request, std::function<void(GatewayAnswer
         engine::ReadRequestOptions(config_, header, nullptr, request.stream, request.max_tokens);
     engine::RequestOptions options = std::get<engine::RequestOptions>(std::move(read));
     const std::function<double()> draw = [this] { return Draw(); };
-    std::vector<engine::Stage> chain =
-        Stages(routing::PlanGroups(config_, {request.model}, std::nullopt, options.fallbacks),
-               health_, draw);
+    // Residency as the server reads it: the options' (header and key) and the requested group's.
+    routing::Regions residency = options.residency;
+    if (const config::ModelGroup* group = config_.FindGroup(request.model)) {
+        residency = routing::Narrow(residency, group->residency);
+    }
+    int outside = 0;
+    std::vector<engine::Stage> chain = engine::PlanStages(
+        routing::PlanGroups(config_, {request.model}, std::nullopt, options.fallbacks), health_,
+        draw, residency, outside);
     const TimePoint deadline_at = clock_.Now() + options.deadline;
     auto walk = std::make_shared<Walk>(std::move(request), std::move(done), std::move(options),
                                        std::move(chain), deadline_at, config_.deployment_count);
+    walk->residency = std::move(residency);
+    walk->outside = outside;
+    if (walk->residency &&
+        std::all_of(walk->state.stages.begin(), walk->state.stages.end(),
+                    [](const engine::StageState& s) { return s.target_count == 0; })) {
+        GatewayAnswer refused;  // nothing of the chain is in an allowed region
+        refused.status = 403;
+        Finish(walk, std::move(refused));
+        return;
+    }
     Step(walk);
 }
 
@@ -165,7 +172,10 @@ void SimGateway::Step(const std::shared_ptr<Walk>& walk) {
                                                      stage.depth + 1)
                         : std::vector<routing::PlannedGroup>{};
                 const std::function<double()> draw = [this] { return Draw(); };
-                walk->event = engine::event::ChainReplaced{Stages(semantic, health_, draw)};
+                std::vector<engine::Stage> stages =
+                    engine::PlanStages(semantic, health_, draw, walk->residency, walk->outside);
+                std::erase_if(stages, [](const engine::Stage& s) { return s.deployments.empty(); });
+                walk->event = engine::event::ChainReplaced{std::move(stages)};
                 continue;
             }
             case Kind::kDone:

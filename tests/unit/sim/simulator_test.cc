@@ -146,6 +146,35 @@ variants:
     EXPECT_GT(Figure(unthrottled, "upstream_429"), 0);
 }
 
+TEST(SimulatorTest, AGroupsResidencyHoldsAlongTheChainAsInTheGateway) {
+    const auto runs = LoadScenario(ScenarioFile("residency", R"(
+duration_s: 20
+gateway:
+  models:
+    - name: chat
+      residency: [eu]
+      fallbacks: [backup]
+      deployments: [{name: a, model: m, api_key: os.environ/K, region: eu}]
+    - name: backup
+      deployments: [{name: b, model: n, api_key: os.environ/K, region: us}]
+providers:
+  a: {faults: [{fault: "status=500"}]}
+clients:
+  - {model: chat, rate_per_s: 5}
+variants:
+  - name: eu-only
+  - name: anywhere
+    set: {gateway.models.0.residency: []}
+)"),
+                                   {});
+    const RunResult eu = RunGatewayScenario(runs[0].scenario, 1);
+    const RunResult anywhere = RunGatewayScenario(runs[1].scenario, 1);
+    EXPECT_EQ(Figure(eu, "calls.b"), 0);
+    EXPECT_EQ(Figure(eu, "ok"), 0);
+    EXPECT_EQ(Figure(anywhere, "availability_pct"), 100);
+    EXPECT_GT(Figure(anywhere, "calls.b"), 50);
+}
+
 TEST(SimulatorTest, ScenarioMistakesAreNamed) {
     EXPECT_THROW(LoadScenario(ScenarioFile("typo", "name: x\ndurration_s: 5\n"), {}),
                  std::runtime_error);

@@ -1,6 +1,29 @@
-#include "engine/health_view.h"
+#include "engine/world.h"
+
+#include <algorithm>
+
+#include "routing/strategy.h"
 
 namespace switchyard::engine {
+
+std::vector<Stage> PlanStages(const std::vector<routing::PlannedGroup>& groups,
+                              const routing::DeploymentHealth& health,
+                              const std::function<double()>& uniform,
+                              const routing::Regions& residency, int& outside) {
+    std::vector<Stage> stages;
+    stages.reserve(groups.size());
+    for (const routing::PlannedGroup& group : groups) {
+        std::vector<const config::Deployment*> order =
+            routing::OrderDeployments(*group.group, health, uniform);
+        const auto elsewhere = std::remove_if(
+            order.begin(), order.end(),
+            [&](const config::Deployment* d) { return !routing::Admits(residency, *d); });
+        outside += static_cast<int>(order.end() - elsewhere);
+        order.erase(elsewhere, order.end());
+        stages.push_back({group, std::move(order)});
+    }
+    return stages;
+}
 
 void ReadTargetHealth(const AttemptState& state, routing::DeploymentHealth& health, TimePoint now,
                       std::vector<TargetHealth>& out) {

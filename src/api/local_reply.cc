@@ -29,6 +29,8 @@ OpenAiErrorShape ShapeOf(core::ErrorKind kind) {
             return {"permission_error", "admin_disabled"};
         case ErrorKind::kModelNotAllowed:
             return {"permission_error", "model_not_allowed"};
+        case ErrorKind::kResidencyNotSatisfied:
+            return {"permission_error", "residency_not_satisfied"};
         case ErrorKind::kRateLimited:
             return {"rate_limit_error", "rate_limit_exceeded"};
         case ErrorKind::kBudgetExceeded:

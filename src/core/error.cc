@@ -11,6 +11,7 @@ unsigned StatusOf(ErrorKind kind) {
             return 401;
         case ErrorKind::kForbidden:
         case ErrorKind::kModelNotAllowed:
+        case ErrorKind::kResidencyNotSatisfied:
             return 403;
         case ErrorKind::kRateLimited:
         case ErrorKind::kBudgetExceeded:

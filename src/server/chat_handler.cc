@@ -723,6 +723,17 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
         if (it == ctx.request.end()) return std::nullopt;
         return std::string_view(it->value());
     };
+    if (const auto [first, last] = ctx.request.equal_range("x-switchyard-residency");
+        first != last && std::next(first) != last) {
+        // Two constraints where one is read would let the looser win: refused.
+        const Unanswered refusal = core::LocalError{
+            core::ErrorKind::kInvalidRequest,
+            "Send one x-switchyard-residency header (regions separated by commas); this request "
+            "has several.",
+            "x-switchyard-residency"};
+        co_await WriteUnanswered(ctx, nullptr, refusal);
+        co_return;
+    }
     auto read = engine::ReadRequestOptions(config, header,
                                            settlement.key ? &settlement.key->Policy() : nullptr,
                                            request.stream, request.max_tokens);
@@ -768,13 +779,15 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
             return s.deployments.empty();
         })) {
         const Unanswered refusal = core::LocalError{
-            core::ErrorKind::kForbidden,
+            core::ErrorKind::kResidencyNotSatisfied,
             fmt::format("No deployment of '{}' or its fallbacks may serve this request: it must "
                         "be served in {} (x-switchyard-residency, the client key's or the model "
                         "group's residency), and all {} deployment(s) of its chain are elsewhere.",
                         core::Printable(request.model), routing::Describe(*walk.residency),
                         walk.outside),
-            "x-switchyard-residency"};
+            ctx.request.find("x-switchyard-residency") != ctx.request.end()
+                ? std::string("x-switchyard-residency")
+                : std::string()};
         co_await WriteUnanswered(ctx, nullptr, refusal);
         co_return;
     }

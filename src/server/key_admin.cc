@@ -29,6 +29,11 @@ boost::json::object DescribeKey(const limits::ClientKeyState& key, const core::C
                             {"spent_this_month", usage.spent_this_month}}}};
     o["stream_mode"] =
         p.stream_mode ? boost::json::value(config::Name(*p.stream_mode)) : boost::json::value();
+    if (!p.residency.empty()) {
+        boost::json::array residency;
+        for (const auto& region : p.residency) residency.emplace_back(region);
+        o["residency"] = std::move(residency);
+    }
     return o;
 }
 

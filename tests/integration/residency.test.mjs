@@ -5,6 +5,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { startMock, startGateway, request } from './harness.mjs';
 
 const MASTER = 'sk-master-residency-test';
@@ -130,8 +131,12 @@ test('when no deployment of the chain is allowed, the answer is 403 naming the c
     const res = await chat(model, options);
     assert.equal(res.status, 403, `${model}: ${res.body}`);
     const error = JSON.parse(res.body).error;
+    assert.equal(error.type, 'permission_error');
+    assert.equal(error.code, 'residency_not_satisfied');
     assert.match(error.message, /must be served in (apac|eu|none)/);
     assert.match(error.message, /x-switchyard-residency/);
+    // The header is the parameter only when the request sent it.
+    assert.equal(error.param, options.headers ? 'x-switchyard-residency' : null);
   }
   assert.equal((await mock.stats()).total, 0, 'nothing went upstream');
 });
@@ -140,6 +145,28 @@ test('a malformed residency header is refused with 400 naming it', async () => {
   const res = await chat('chat', { headers: { 'x-switchyard-residency': 'eu;us' } });
   assert.equal(res.status, 400, res.body);
   assert.match(JSON.parse(res.body).error.message, /x-switchyard-residency/);
+});
+
+test('two residency headers are refused: the looser one must not win', async () => {
+  await mock.reset();
+  const res = await new Promise((resolve, reject) => {
+    const body = JSON.stringify({ model: 'chat', messages: [{ role: 'user', content: 'Hello' }] });
+    const req = http.request({
+      host: '127.0.0.1', port: gateway.port, method: 'POST', path: '/v1/chat/completions',
+      agent: false,
+      headers: [['content-type', 'application/json'], ['authorization', `Bearer ${OPEN_KEY}`],
+                ['x-switchyard-residency', 'eu, us'], ['x-switchyard-residency', 'eu']],
+    }, (r) => {
+      let text = '';
+      r.on('data', (c) => (text += c));
+      r.on('end', () => resolve({ status: r.statusCode, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+  assert.equal(res.status, 400, res.body);
+  assert.match(JSON.parse(res.body).error.message, /one x-switchyard-residency header/);
+  assert.equal((await mock.stats()).total, 0);
 });
 
 test('/status and the access log show the region that served', async () => {
@@ -161,6 +188,11 @@ test('a key added through the admin API keeps its residency', async () => {
     body: { name: 'added-eu', key: 'sk-residency-added-key-0123456789', residency: ['eu'] },
   });
   assert.equal(add.status, 201, add.body);
+  assert.deepEqual(JSON.parse(add.body).residency, ['eu']);
+  const listed = await (await fetch(`${gateway.base}/admin/keys`,
+                                    { headers: { authorization: `Bearer ${MASTER}` } })).json();
+  const described = (listed.keys ?? listed).find((k) => k.name === 'eu-app');
+  assert.deepEqual(described.residency, ['eu']);
   const bad = await request(gateway.port, {
     path: '/admin/keys', headers: { authorization: `Bearer ${MASTER}` },
     body: { name: 'bad', key: 'sk-residency-bad-key-0123456789', residency: ['EU West'] },

@@ -176,8 +176,10 @@ async function spread(model, n, concurrency) {
 
 test('weighted: 1,000 requests split 3:1', async () => {
   const counts = await spread('weighted', 1000, 50);
-  // Expected 750; 3 sigma of a binomial(1000, 0.75) is about 41.
-  assert.ok(Math.abs(counts['w-3'] - 750) < 45, JSON.stringify(counts));
+  // Expected 750; the standard deviation of a binomial(1000, 0.75) is 13.7. Five of them (a
+  // false alarm once in millions of runs; 3.3 failed a clean run once, at 704) still tell a 3:1
+  // split from anything else: 2:1 is 667, 1:1 is 500.
+  assert.ok(Math.abs(counts['w-3'] - 750) < 69, JSON.stringify(counts));
 });
 
 test('cheapest: every request to the cheapest healthy deployment, pricier ones as fallbacks', async () => {

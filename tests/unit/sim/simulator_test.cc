@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -25,6 +26,15 @@ double Figure(const RunResult& result, const std::string& name) {
         if (n == name) return v;
     }
     throw std::runtime_error("no figure " + name);
+}
+
+// Runs every variant of the scenario `text` once with seed 1, by variant name.
+std::map<std::string, RunResult> RunVariants(const std::string& name, const std::string& text) {
+    std::map<std::string, RunResult> results;
+    for (const RunSpec& run : LoadScenario(ScenarioFile(name, text), {})) {
+        results.emplace(run.variant, RunGatewayScenario(run.scenario, 1));
+    }
+    return results;
 }
 
 const char* kOneDeployment = R"(
@@ -92,7 +102,7 @@ TEST(SimulatorTest, TheGatewaysShouldRetryFalseStopsTheSdkAndHealthStopsTheCalls
 }
 
 TEST(SimulatorTest, AFallbackServesWhatThePrimaryCannot) {
-    const auto runs = LoadScenario(ScenarioFile("fallback", R"(
+    const auto runs = RunVariants("fallback", R"(
 duration_s: 60
 gateway:
   models:
@@ -109,12 +119,10 @@ variants:
   - name: chain
   - name: alone
     set: {gateway.models.0.fallbacks: []}
-)"),
-                                   {});
+)");
     ASSERT_EQ(runs.size(), 2u);
-    EXPECT_EQ(runs[0].variant, "chain");
-    const RunResult chain = RunGatewayScenario(runs[0].scenario, 1);
-    const RunResult alone = RunGatewayScenario(runs[1].scenario, 1);
+    const RunResult& chain = runs.at("chain");
+    const RunResult& alone = runs.at("alone");
     EXPECT_EQ(Figure(chain, "availability_pct"), 100);
     EXPECT_GT(Figure(chain, "calls.b"), 100);
     EXPECT_LT(Figure(alone, "availability_pct"), 60);  // half the minute is the outage
@@ -122,7 +130,7 @@ variants:
 }
 
 TEST(SimulatorTest, SelfThrottlingAvoidsTheProvidersRateLimit) {
-    const auto runs = LoadScenario(ScenarioFile("limits", R"(
+    const auto runs = RunVariants("limits", R"(
 duration_s: 20
 gateway:
   models:
@@ -137,17 +145,17 @@ variants:
   - name: throttled
   - name: unthrottled
     set: {gateway.limits: {self_throttle: false}}
-)"),
-                                   {});
-    const RunResult throttled = RunGatewayScenario(runs[0].scenario, 1);
-    const RunResult unthrottled = RunGatewayScenario(runs[1].scenario, 1);
+)");
+    ASSERT_EQ(runs.size(), 2u);
+    const RunResult& throttled = runs.at("throttled");
+    const RunResult& unthrottled = runs.at("unthrottled");
     EXPECT_EQ(Figure(throttled, "upstream_429"), 0);
     EXPECT_EQ(Figure(throttled, "ok"), 20);
     EXPECT_GT(Figure(unthrottled, "upstream_429"), 0);
 }
 
 TEST(SimulatorTest, AGroupsResidencyHoldsAlongTheChainAsInTheGateway) {
-    const auto runs = LoadScenario(ScenarioFile("residency", R"(
+    const auto runs = RunVariants("residency", R"(
 duration_s: 20
 gateway:
   models:
@@ -165,10 +173,10 @@ variants:
   - name: eu-only
   - name: anywhere
     set: {gateway.models.0.residency: []}
-)"),
-                                   {});
-    const RunResult eu = RunGatewayScenario(runs[0].scenario, 1);
-    const RunResult anywhere = RunGatewayScenario(runs[1].scenario, 1);
+)");
+    ASSERT_EQ(runs.size(), 2u);
+    const RunResult& eu = runs.at("eu-only");
+    const RunResult& anywhere = runs.at("anywhere");
     EXPECT_EQ(Figure(eu, "calls.b"), 0);
     EXPECT_EQ(Figure(eu, "ok"), 0);
     EXPECT_EQ(Figure(anywhere, "availability_pct"), 100);

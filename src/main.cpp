@@ -292,6 +292,11 @@ int Serve(const std::vector<std::string_view>& args) {
         context.shared = shared.get();
     }
     context.traces = traces.get();
+    // Kept answers (docs/answers.md); the idempotency store's size is read at start only.
+    answers::IdempotencyStore idempotency(config->idempotency.max_bytes);
+    answers::ResponseCache cache;
+    context.idempotency = &idempotency;
+    context.cache = &cache;
     // A SIGHUP before the server watches for it must not end the process.
     std::signal(SIGHUP, SIG_IGN);
     auto server = std::make_unique<server::Server>(context);

@@ -31,6 +31,12 @@ OpenAiErrorShape ShapeOf(core::ErrorKind kind) {
             return {"permission_error", "model_not_allowed"};
         case ErrorKind::kResidencyNotSatisfied:
             return {"permission_error", "residency_not_satisfied"};
+        case ErrorKind::kIdempotencyKeyReused:
+            return {"invalid_request_error", "idempotency_key_reused"};
+        case ErrorKind::kIdempotencyUnavailable:
+            return {"invalid_request_error", "idempotent_answer_unavailable"};
+        case ErrorKind::kIdempotencyKeyInUse:
+            return {"invalid_request_error", "idempotency_key_in_use"};
         case ErrorKind::kRateLimited:
             return {"rate_limit_error", "rate_limit_exceeded"};
         case ErrorKind::kBudgetExceeded:

@@ -88,6 +88,18 @@ enum class GroupMode { kChat, kEmbeddings };
 // What a client names in `model`. A group is also a fallback entry: model + prompt + params
 // (docs/resilience.md#a-fallback-changes-the-product), so `system_prompt` and `params` apply when
 // it serves as a fallback for another.
+// A model group's response cache (docs/answers.md#response-cache).
+struct CacheConfig {
+    enum class Serve {
+        kOnError,  // only when the whole chain failed, before the degradation (stale)
+        kAlways,   // every exact match (hit)
+    } serve = Serve::kOnError;
+    std::chrono::seconds ttl{3600};
+    std::size_t max_entries = 1000;
+    std::size_t max_entry_bytes = 256 * 1024;
+    bool shared = false;  // one answer for every client key (else each key has its own)
+};
+
 struct ModelGroup {
     std::string name;
     std::vector<Deployment> deployments;
@@ -98,6 +110,8 @@ struct ModelGroup {
     std::vector<std::string> content_policy_fallbacks;  // when a content filter refused it
     // The regions a request for this group may be served in, along the whole chain; empty: any.
     std::vector<std::string> residency;
+    // Answers kept for this group (docs/answers.md#response-cache); off without `cache`.
+    std::optional<CacheConfig> cache;
     std::optional<std::string> system_prompt;                 // replaces the system prompt
     std::vector<std::pair<std::string, std::string>> params;  // name -> JSON value text
 };
@@ -169,6 +183,13 @@ enum class StreamMode {
     kInteractive,  // event by event; a failure after the first byte ends it with an error event
     kBackground,   // held whole; a mid-stream failure retries the request, the client sees one
                    // complete stream
+};
+
+// Idempotency keys (docs/answers.md#idempotency-keys).
+struct IdempotencyConfig {
+    std::chrono::seconds ttl{24 * 3600};     // how long a key keeps its answer
+    std::size_t max_answer_bytes = 1 << 20;  // a larger answer is not kept (409 on a replay)
+    std::size_t max_bytes = 64 << 20;        // this replica's store: answers and keys together
 };
 
 struct ServerConfig {
@@ -294,6 +315,7 @@ struct Config {
     HealthConfig health;
     AlertConfig alerts;
     DegradationConfig degradation;
+    IdempotencyConfig idempotency;
     LimitsConfig limits;
     StateConfig state;
     TelemetryConfig telemetry;

@@ -467,6 +467,36 @@ void ReadTelemetry(Reader& r, const YAML::Node& node, TelemetryConfig& telemetry
     r.Duration(node, "export_timeout_ms", telemetry.export_timeout);
 }
 
+void ReadIdempotency(Reader& r, const YAML::Node& node, IdempotencyConfig& idempotency) {
+    if (!r.CheckMap(node, "idempotency", {"ttl_s", "max_answer_bytes", "max_bytes"})) return;
+    long long ttl = idempotency.ttl.count();
+    r.Integer(node, "ttl_s", ttl, 1, 30LL * 24 * 3600);
+    idempotency.ttl = std::chrono::seconds(ttl);
+    r.Integer(node, "max_answer_bytes", idempotency.max_answer_bytes, 1024, 256LL << 20);
+    r.Integer(node, "max_bytes", idempotency.max_bytes, 64 * 1024, 64LL << 30);
+}
+
+void ReadCache(Reader& r, const YAML::Node& node, CacheConfig& cache) {
+    if (!r.CheckMap(node, "cache", {"serve", "ttl_s", "max_entries", "max_entry_bytes", "shared"}))
+        return;
+    std::string serve;
+    if (r.String(node, "serve", serve)) {
+        if (serve == "on_error") {
+            cache.serve = CacheConfig::Serve::kOnError;
+        } else if (serve == "always") {
+            cache.serve = CacheConfig::Serve::kAlways;
+        } else {
+            r.Fail(node["serve"], "cache 'serve' must be 'on_error' or 'always'");
+        }
+    }
+    long long ttl = cache.ttl.count();
+    r.Integer(node, "ttl_s", ttl, 1, 30LL * 24 * 3600);
+    cache.ttl = std::chrono::seconds(ttl);
+    r.Integer(node, "max_entries", cache.max_entries, 1, 10'000'000);
+    r.Integer(node, "max_entry_bytes", cache.max_entry_bytes, 1024, 64LL << 20);
+    r.Bool(node, "shared", cache.shared);
+}
+
 void ReadDegradation(Reader& r, const YAML::Node& node, DegradationConfig& degradation) {
     if (!r.CheckMap(node, "degradation", {"mode", "content"})) return;
     std::string mode = "error";
@@ -581,7 +611,7 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
         if (!r.CheckMap(
                 entry, "model group",
                 {"name", "mode", "deployments", "strategy", "fallbacks", "context_window_fallbacks",
-                 "content_policy_fallbacks", "prompt", "params", "residency"})) {
+                 "content_policy_fallbacks", "prompt", "params", "residency", "cache"})) {
             models.push_back(std::move(group));  // keeps models[i] aligned with the YAML entries
             continue;
         }
@@ -617,6 +647,9 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
         }
         ReadGroupList(r, entry, "fallbacks", group.fallbacks);
         ReadRegionList(r, entry, "residency", group.residency);
+        if (const YAML::Node cache = entry["cache"]; cache.IsDefined() && !cache.IsNull()) {
+            ReadCache(r, cache, group.cache.emplace());
+        }
         ReadGroupList(r, entry, "context_window_fallbacks", group.context_window_fallbacks);
         ReadGroupList(r, entry, "content_policy_fallbacks", group.content_policy_fallbacks);
         if (const YAML::Node prompt = entry["prompt"]; prompt.IsDefined()) {
@@ -900,7 +933,7 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file, const En
     Reader r(file, env, result.problems);
     if (!r.CheckMap(root, "the top level",
                     {"server", "timeouts", "log", "retry", "health", "alerts", "degradation",
-                     "limits", "state", "telemetry", "keys", "models"})) {
+                     "idempotency", "limits", "state", "telemetry", "keys", "models"})) {
         return result;
     }
     if (root["server"]) ReadServer(r, root["server"], config->server);
@@ -912,6 +945,7 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file, const En
     if (root["state"]) ReadState(r, root["state"], config->state);
     if (root["telemetry"]) ReadTelemetry(r, root["telemetry"], config->telemetry);
     if (root["degradation"]) ReadDegradation(r, root["degradation"], config->degradation);
+    if (root["idempotency"]) ReadIdempotency(r, root["idempotency"], config->idempotency);
     if (root["models"]) {
         ReadModels(r, root["models"], config->models);
     } else {

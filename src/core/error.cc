@@ -20,6 +20,11 @@ unsigned StatusOf(ErrorKind kind) {
         case ErrorKind::kModelNotFound:
         case ErrorKind::kRouteNotFound:
             return 404;
+        case ErrorKind::kIdempotencyUnavailable:
+        case ErrorKind::kIdempotencyKeyInUse:
+            return 409;
+        case ErrorKind::kIdempotencyKeyReused:
+            return 422;
         case ErrorKind::kMethodNotAllowed:
             return 405;
         case ErrorKind::kPayloadTooLarge:

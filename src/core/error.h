@@ -8,25 +8,28 @@ namespace switchyard::core {
 // What went wrong with a request that the gateway answers itself (a local reply). The kind decides
 // the status code and the wire-format error type; api/local_reply.cc is the one place that maps it.
 enum class ErrorKind {
-    kMalformedJson,          // body is not JSON, or not a JSON object
-    kInvalidRequest,         // well-formed JSON that the gateway cannot serve as is
-    kModelNotFound,          // missing or unknown model group
-    kPayloadTooLarge,        // body over server.max_body_bytes
-    kMethodNotAllowed,       // known path, wrong method
-    kRouteNotFound,          // unknown path
-    kUnauthorized,           // missing or wrong key
-    kForbidden,              // the endpoint is switched off
-    kModelNotAllowed,        // the client key may not use the model group: 403
-    kResidencyNotSatisfied,  // no deployment of the chain is in an allowed region: 403
-    kRateLimited,            // the client key is over its RPM or TPM: 429
-    kBudgetExceeded,         // the client key spent its monthly budget: 429
-    kHeadroomExhausted,      // no deployment has headroom within the deadline, or the lane's queue
-                             // is full: 429
-    kUpstreamUnreachable,    // connect / TLS / reset before a response: 502
-    kUpstreamTimeout,        // no (complete) response in time: 504
-    kUpstreamProtocol,       // upstream answered something that is not HTTP we understand: 502
-    kUnavailable,            // gateway is draining: 503
-    kAllAttemptsFailed,      // every target of the fallback chain failed (status: the last one's)
+    kMalformedJson,           // body is not JSON, or not a JSON object
+    kInvalidRequest,          // well-formed JSON that the gateway cannot serve as is
+    kModelNotFound,           // missing or unknown model group
+    kPayloadTooLarge,         // body over server.max_body_bytes
+    kMethodNotAllowed,        // known path, wrong method
+    kRouteNotFound,           // unknown path
+    kUnauthorized,            // missing or wrong key
+    kForbidden,               // the endpoint is switched off
+    kModelNotAllowed,         // the client key may not use the model group: 403
+    kResidencyNotSatisfied,   // no deployment of the chain is in an allowed region: 403
+    kIdempotencyKeyReused,    // an idempotency key sent again with another body: 422
+    kIdempotencyUnavailable,  // the key's request ran; its answer was too large to keep: 409
+    kIdempotencyKeyInUse,     // the key's request still runs past this one's deadline: 409
+    kRateLimited,             // the client key is over its RPM or TPM: 429
+    kBudgetExceeded,          // the client key spent its monthly budget: 429
+    kHeadroomExhausted,       // no deployment has headroom within the deadline, or the lane's queue
+                              // is full: 429
+    kUpstreamUnreachable,     // connect / TLS / reset before a response: 502
+    kUpstreamTimeout,         // no (complete) response in time: 504
+    kUpstreamProtocol,        // upstream answered something that is not HTTP we understand: 502
+    kUnavailable,             // gateway is draining: 503
+    kAllAttemptsFailed,       // every target of the fallback chain failed (status: the last one's)
     kInternal,
 };
 

@@ -185,6 +185,16 @@ void Metrics::CountShed(std::string_view lane) {
     CountEvent("switchyard_shed_total", fmt::format("lane=\"{}\"", EscapeLabel(lane)));
 }
 
+void Metrics::CountCache(std::string_view model_group, std::string_view result) {
+    CountEvent("switchyard_cache_total",
+               fmt::format("model_group=\"{}\",result=\"{}\"", EscapeLabel(model_group),
+                           EscapeLabel(result)));
+}
+
+void Metrics::CountIdempotency(std::string_view outcome) {
+    CountEvent("switchyard_idempotency_total", fmt::format("outcome=\"{}\"", EscapeLabel(outcome)));
+}
+
 void Metrics::CountSpendCapDisable(std::string_view deployment) {
     CountEvent("switchyard_spend_cap_disables_total",
                fmt::format("deployment=\"{}\"", EscapeLabel(deployment)));
@@ -279,6 +289,14 @@ std::string Metrics::Render() const {
              "Times a request waited for upstream headroom, by lane."},
             {"switchyard_shed_total",
              "Requests answered 429 because no deployment had headroom for their lane in time."},
+            {"switchyard_cache_total",
+             "Response cache lookups and stores by model group: hit (served, serve: always), "
+             "miss, stale (served after the whole chain failed) and stored."},
+            {"switchyard_idempotency_total",
+             "Requests with an idempotency key, by what the key did: claimed (ran), replayed "
+             "(a kept answer), waited (for the request in flight, then its answer), reused (422: "
+             "another body), in_use (409: still running at the deadline), unavailable (409: the "
+             "answer was too large to keep)."},
             {"switchyard_spend_cap_disables_total",
              "Times a provider's spend cap disabled a deployment until the end of the month."},
             {"switchyard_state_fallbacks_total",

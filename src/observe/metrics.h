@@ -45,6 +45,11 @@ class Metrics final {
     void CountKeyRefusal(std::string_view key, std::string_view reason);
     void CountHeadroomWait(std::string_view lane);
     void CountShed(std::string_view lane);
+    // The response cache's answer for a request of `model_group`: hit, miss, stale or stored.
+    void CountCache(std::string_view model_group, std::string_view result);
+    // What a request's idempotency key did: claimed, replayed, waited, reused (422), in_use (409),
+    // unavailable (409).
+    void CountIdempotency(std::string_view outcome);
     // A spend cap that disabled `deployment` until the end of the month.
     void CountSpendCapDisable(std::string_view deployment);
     // Shared state (Redis): an operation decided locally because Redis did not answer in time,

@@ -30,6 +30,7 @@
 #include "server/client_watch.h"
 #include "server/http_io.h"
 #include "server/relay.h"
+#include "server/stored_answers.h"
 #include "server/test_faults.h"
 #include "upstream/webhook.h"
 
@@ -227,10 +228,11 @@ struct Walk {
     KeySettlement& settlement;
     ClientWatch& client;
     std::vector<core::AttemptNote> notes;
-    milliseconds waited{0};      // since the last attempt, for the next attempt's note
-    AttemptEnd last;             // the last failed attempt
-    routing::Regions residency;  // where it may be served (docs/resilience.md#data-residency)
-    int outside = 0;             // deployments of its chain left out for their region
+    milliseconds waited{0};            // since the last attempt, for the next attempt's note
+    AttemptEnd last;                   // the last failed attempt
+    routing::Regions residency;        // where it may be served (docs/resilience.md#data-residency)
+    int outside = 0;                   // deployments of its chain left out for their region
+    const CacheSlot* cache = nullptr;  // where its answer is cached (docs/answers.md)
 };
 
 // A spend cap disabled `deployment`: an error-level line on stderr and, when configured, a POST to
@@ -601,9 +603,15 @@ asio::awaitable<void> WriteUnanswered(RequestContext& ctx, Walk* walk,
         }
         co_return;
     }
+    // The whole chain failed: a cached answer to the same request comes before the degradation.
+    if (walk->cache != nullptr) {
+        const bool served = co_await ServeCached(ctx, *walk->cache, "stale");
+        if (served) co_return;
+    }
     const config::DegradationConfig& degradation = ctx.Config().degradation;
     const bool stream = walk->setup.request.stream;
     if (degradation.mode == config::DegradationConfig::Mode::kStatic) {
+        if (ctx.capture != nullptr) ctx.capture->transient = true;  // a stand-in, not the answer
         const std::int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
                                          ctx.Context().clock.WallNow().time_since_epoch())
                                          .count();
@@ -749,7 +757,38 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
         context.metrics.CountClientRetry();
     }
     const Clock::time_point deadline = ctx.start + options.deadline;  // from the request's arrival
-    const ClientWatchScope client(ClientWatch::Start(ctx));
+
+    // Kept answers (docs/answers.md): an idempotency key runs its request at most once; a model
+    // group's cache answers exact repeats (serve: always) or a failed chain (serve: on_error).
+    auto idempotency_key = ReadIdempotencyKey(ctx.request);
+    if (auto* invalid = std::get_if<core::LocalError>(&idempotency_key)) {
+        const Unanswered refusal = std::move(*invalid);
+        co_await WriteUnanswered(ctx, nullptr, refusal);
+        co_return;
+    }
+    const std::string scope = ClientScope(ctx, ctx.key_name.empty() ? nullptr : &ctx.key_name);
+    std::unique_ptr<IdempotencyClaim> claim;
+    if (const auto* key = std::get_if<std::string>(&idempotency_key)) {
+        claim = co_await ClaimIdempotencyKey(ctx, *key, scope, client_body, deadline);
+        if (claim == nullptr) co_return;  // answered from the key
+        ctx.detached = true;  // its retry will want the answer even if this client leaves
+    }
+    AnswerKeeping keeping(ctx);
+    const config::ModelGroup* first_group = config.FindGroup(requested.front());
+    // A cached answer was served within the regions its request allowed: only a request with
+    // the same constraint may get it.
+    const std::string cache_scope =
+        options.residency ? scope + "\n" + routing::Describe(*options.residency) : scope;
+    keeping.Start(std::move(claim), first_group != nullptr
+                                        ? CacheSlotOf(ctx, *first_group, cache_scope, client_body)
+                                        : std::nullopt);
+    if (const CacheSlot* cache = keeping.Cache();
+        cache != nullptr && cache->config->serve == config::CacheConfig::Serve::kAlways) {
+        const bool hit = co_await ServeCached(ctx, *cache, "hit");
+        if (hit) co_return;
+    }
+
+    const ClientWatchScope client(ClientWatch::Start(ctx, !ctx.detached));
     // A long Responses request is not assembled from a stream: its answer has its own shape.
     const bool stream_upstream = options.stream_upstream && request.wire != api::Wire::kResponses;
     const AttemptSetup setup{request,          client_body,        deadline,
@@ -762,6 +801,7 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
               options.fallbacks,
               settlement,
               *client};
+    walk.cache = keeping.Cache();
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     const std::function<double()> draw = [&] { return uniform(ctx.worker.rng); };
     // Data residency: the header's and the key's regions, and each requested group's, hold for

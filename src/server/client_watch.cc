@@ -6,10 +6,14 @@
 
 namespace switchyard::server {
 
-std::shared_ptr<ClientWatch> ClientWatch::Start(RequestContext& ctx) {
-    std::shared_ptr<ClientWatch> watch(new ClientWatch(ctx.stream.socket()));
-    asio::co_spawn(ctx.stream.get_executor(), Run(watch), asio::detached);
-    return watch;
+std::shared_ptr<ClientWatch> ClientWatch::Start(RequestContext& ctx, bool watch) {
+    std::shared_ptr<ClientWatch> self(new ClientWatch(ctx.stream.socket()));
+    if (!watch) {
+        self->stopped_ = true;  // nothing to cancel
+        return self;
+    }
+    asio::co_spawn(ctx.stream.get_executor(), Run(self), asio::detached);
+    return self;
 }
 
 asio::awaitable<void> ClientWatch::Run(std::shared_ptr<ClientWatch> self) {

@@ -15,7 +15,9 @@ namespace switchyard::server {
 // request's own executor (no locks); Stop() before the session uses the socket again.
 class ClientWatch final : public std::enable_shared_from_this<ClientWatch> {
   public:
-    static std::shared_ptr<ClientWatch> Start(RequestContext& ctx);
+    // `watch` false: a request that runs to its end for nobody (RequestContext::detached) gets
+    // a watch that never sees the client go.
+    static std::shared_ptr<ClientWatch> Start(RequestContext& ctx, bool watch = true);
 
     bool Gone() const { return gone_; }
     // What to stop if the client goes: the attempt in flight, the wait in progress (or null).

@@ -36,6 +36,7 @@ asio::awaitable<bool> WriteResponse(RequestContext& ctx, Response& response) {
 asio::awaitable<bool> WriteAnswer(RequestContext& ctx, unsigned status, std::string& lines,
                                   std::string_view body) {
     ctx.record.status = status;
+    if (ctx.capture != nullptr) ctx.capture->Whole(status, lines, body);
     // The header is serialised by hand in one pass: Beast's generic serializer costs several
     // times more CPU per response, and the body goes out in the same write.
     std::array<char, 64> status_line;

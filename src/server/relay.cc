@@ -31,6 +31,15 @@ void NoteUsage(RequestContext& ctx, std::string_view json) {
 // Writes a stream's response header (the commit point). False when the client is gone.
 asio::awaitable<bool> WriteStreamHead(RequestContext& ctx,
                                       http::response_serializer<http::empty_body>& serializer) {
+    if (ctx.capture != nullptr) {
+        std::string lines;
+        for (const auto& field : serializer.get().base()) {
+            if (!answers::IsFramingHeader(field.name_string())) {
+                AppendHeader(lines, field.name_string(), field.value());
+            }
+        }
+        ctx.capture->StreamHead(serializer.get().result_int(), std::move(lines));
+    }
     ctx.watch.Arm(ctx.stream.socket(), ctx.Context().clock.Now() + kDownstreamWriteTimeout);
     auto [ec, written] = co_await http::async_write_header(ctx.stream, serializer, kTuple);
     ctx.watch.Disarm();
@@ -226,6 +235,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
     char buffer[16 * 1024];
     bool done_seen = false;
     bool content_seen = false;
+    bool client_lost = false;  // a detached request's client left: nothing more is written
     call.SetReadDeadline(clock.Now() + options.first_token);
     while (!call.Done() && result.error_event.empty()) {
         const std::size_t n = co_await call.ReadSome(buffer, sizeof buffer);
@@ -257,10 +267,16 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
             SetServedHeaders(ctx, response);
             ctx.record.status = response.result_int();
             const bool sent = co_await WriteStreamHead(ctx, serializer);
-            if (!sent) co_return result;
+            if (!sent && !ctx.detached) co_return result;
+            client_lost = !sent;
             out.swap(held);
         }
         if (out.empty() || !result.committed || !result.error_event.empty()) continue;
+        if (ctx.capture != nullptr) ctx.capture->StreamBytes(out);
+        if (client_lost) {
+            out.clear();  // a detached request relays on for its stored answer only
+            continue;
+        }
         ctx.watch.Arm(ctx.stream.socket(), clock.Now() + kDownstreamWriteTimeout);
         auto [ec, written] =
             co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(out)), kTuple);
@@ -271,7 +287,8 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
             ctx.keep_alive = false;
             ctx.stream_open = false;  // nobody left to tell
             ctx.error = "client went away during the stream";
-            co_return result;
+            if (!ctx.detached) co_return result;
+            client_lost = true;
         }
         ThrowIfTestFault(ctx, "mid-stream");
     }
@@ -316,7 +333,8 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         SetServedHeaders(ctx, response);
         ctx.record.status = response.result_int();
         const bool sent = co_await WriteStreamHead(ctx, serializer);
-        if (!sent) co_return result;
+        if (!sent && !ctx.detached) co_return result;
+        client_lost = !sent;
     }
     out.append(held);
     if (result.Failed()) {
@@ -335,6 +353,13 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         // Bytes after the end event are still the provider's (when passed through as is).
         out.append(sse.Pending());
     }
+    if (ctx.capture != nullptr) {
+        ctx.capture->StreamBytes(out);
+        ctx.capture->StreamEnd();
+        // A stream broken after its commit point is no answer to keep.
+        if (result.Failed()) ctx.capture->transient = true;
+    }
+    if (client_lost) co_return result;
     ctx.watch.Arm(ctx.stream.socket(), clock.Now() + kDownstreamWriteTimeout);
     if (!out.empty()) {
         auto [ec, written] =

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "answers/stored_answer.h"
 #include "api/openai_chat.h"
 #include "core/arena_allocator.h"
 #include "core/asio.h"
@@ -45,6 +46,12 @@ struct RequestContext {
     bool stream_open = false;
     // Extra headers for a local reply (Allow on a 405, retry-after on a 429).
     std::vector<std::pair<std::string, std::string>> reply_headers;
+    // What goes downstream, captured for an idempotency key or the response cache (null: not
+    // kept). Owned by the handler.
+    answers::AnswerCapture* capture = nullptr;
+    // The request runs to its end even if its client leaves (it carries an idempotency key: a
+    // retry of it will want the answer).
+    bool detached = false;
     // Its spans, when it is traced (engine requests only).
     std::unique_ptr<RequestTrace> trace;
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "answers/idempotency_store.h"
+#include "answers/response_cache.h"
 #include "config/config.h"
 #include "core/asio.h"
 #include "core/clock.h"
@@ -54,6 +56,10 @@ struct ServerContext {
     std::atomic<bool> draining{false};
     // The fleet's shared state (state.backend: redis); null with the in-process default.
     state::RedisState* shared = nullptr;
+    // Kept answers (docs/answers.md): this replica's idempotency keys (sized at start) and the
+    // model groups' response caches. Null: not kept (tools that serve no requests).
+    answers::IdempotencyStore* idempotency = nullptr;
+    answers::ResponseCache* cache = nullptr;
     // Where traced requests' spans go (telemetry.otlp_endpoint); null: tracing is off.
     observe::TraceExporter* traces = nullptr;
 

@@ -164,6 +164,21 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 )lua";
 
+constexpr std::string_view kIdempotencyClaim = R"lua(
+local v = redis.call('GET', KEYS[1])
+if v then return v end
+redis.call('SET', KEYS[1], 'P' .. ARGV[1], 'PX', ARGV[2])
+return ''
+)lua";
+
+constexpr std::string_view kIdempotencyRelease = R"lua(
+local v = redis.call('GET', KEYS[1])
+if v and string.sub(v, 1, 1) == 'P' and string.sub(v, 2) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+end
+return 1
+)lua";
+
 constexpr std::string_view kProbeRelease = R"lua(
 local n = tonumber(redis.call('GET', KEYS[1]) or '0')
 if n <= 1 then redis.call('DEL', KEYS[1]) else redis.call('DECR', KEYS[1]) end
@@ -208,6 +223,14 @@ const RedisScript& HeadroomCorrectScript() {
 }
 const RedisScript& ProbeTakeScript() {
     static const RedisScript script{kProbeTake, Sha1Hex(kProbeTake)};
+    return script;
+}
+const RedisScript& IdempotencyClaimScript() {
+    static const RedisScript script{kIdempotencyClaim, Sha1Hex(kIdempotencyClaim)};
+    return script;
+}
+const RedisScript& IdempotencyReleaseScript() {
+    static const RedisScript script{kIdempotencyRelease, Sha1Hex(kIdempotencyRelease)};
     return script;
 }
 const RedisScript& ProbeReleaseScript() {

@@ -38,6 +38,14 @@ const RedisScript& ProbeTakeScript();
 // KEYS: the probe counter. Frees one slot.
 const RedisScript& ProbeReleaseScript();
 
+// Idempotency keys (docs/state.md#idempotency-keys). A key's value is 'P' + fingerprint while its
+// request runs, 'D' + fingerprint + the encoded answer once it ran, 'U' + fingerprint when it
+// ran and its answer was too large to keep. Claim: KEYS: the key. ARGV: fingerprint, lease in
+// ms. Returns the value, or '' when it was free and is now claimed.
+const RedisScript& IdempotencyClaimScript();
+// KEYS: the key. ARGV: fingerprint. Frees a claim that is still in flight.
+const RedisScript& IdempotencyReleaseScript();
+
 // Health marks. KEYS: the mark. ARGV: ms it lasts, value. Sets it unless it already lasts longer.
 const RedisScript& MarkSetScript();
 // KEYS: a deployment's marks (rate_limited, cooling, breaker_open, disabled). Returns, per key,

@@ -320,6 +320,43 @@ asio::awaitable<std::optional<bool>> RedisState::TakeProbe(unsigned worker, std:
     co_return *taken == 1;
 }
 
+asio::awaitable<std::optional<std::string>> RedisState::ClaimIdempotency(unsigned worker,
+                                                                         std::string key,
+                                                                         std::string fingerprint,
+                                                                         milliseconds lease) {
+    RedisConnection* connection = For(worker);
+    if (connection == nullptr) {
+        Fallback("idempotency");
+        co_return std::nullopt;
+    }
+    std::vector<std::string> keys{Key(fmt::format("i:{}", key), "answer")};
+    std::vector<std::string> args{std::move(fingerprint),
+                                  std::to_string(std::max<std::int64_t>(1, lease.count()))};
+    RedisConnection::Reply reply = co_await Eval(*connection, IdempotencyClaimScript(),
+                                                 std::move(keys), std::move(args), config_.timeout);
+    if (!reply || reply->type != RespValue::Type::kBulk) {
+        Fallback("idempotency");
+        co_return std::nullopt;
+    }
+    co_return std::move(reply->text);
+}
+
+void RedisState::CompleteIdempotency(unsigned worker, std::string_view key, std::string value,
+                                     milliseconds ttl) {
+    RedisConnection* connection = For(worker);
+    if (connection == nullptr) return;
+    connection->Send({"SET", Key(fmt::format("i:{}", key), "answer"), std::move(value), "PX",
+                      std::to_string(std::max<std::int64_t>(1, ttl.count()))});
+}
+
+void RedisState::ReleaseIdempotency(unsigned worker, std::string_view key,
+                                    std::string_view fingerprint) {
+    RedisConnection* connection = For(worker);
+    if (connection == nullptr) return;
+    EvalAndForget(*connection, IdempotencyReleaseScript(),
+                  {Key(fmt::format("i:{}", key), "answer")}, {std::string(fingerprint)});
+}
+
 void RedisState::ReleaseProbe(unsigned worker, std::string_view deployment) {
     RedisConnection* connection = For(worker);
     if (connection == nullptr) return;

@@ -102,6 +102,18 @@ class RedisState final : public RedisObserver {
                                                    int limit, std::chrono::milliseconds ttl);
     void ReleaseProbe(unsigned worker, std::string_view deployment);
 
+    // Idempotency keys (`key`: already hashed with its client's scope). The value as stored
+    // ('' when this call claimed it for `lease`; docs/state.md#idempotency-keys), nullopt: decide
+    // locally.
+    asio::awaitable<std::optional<std::string>> ClaimIdempotency(unsigned worker, std::string key,
+                                                                 std::string fingerprint,
+                                                                 std::chrono::milliseconds lease);
+    // The claimed request ended: `value` ('D'/'U' + fingerprint ...) is kept for `ttl`.
+    void CompleteIdempotency(unsigned worker, std::string_view key, std::string value,
+                             std::chrono::milliseconds ttl);
+    // The claimed request ended without an answer to keep: the key is free again.
+    void ReleaseIdempotency(unsigned worker, std::string_view key, std::string_view fingerprint);
+
     // A change of a deployment's health seen here: stored with its expiry and broadcast.
     void ShareHealth(std::string deployment, routing::HealthChange change);
     // A key added or removed at runtime through the admin API: stored and broadcast.

@@ -1,0 +1,300 @@
+// Kept answers (docs/answers.md): an idempotency key runs its request at most once — concurrent
+// duplicates wait for the first and get its answer, later ones get it replayed, another body is a
+// 422 — and a model group's response cache answers exact repeats (serve: always) or a request
+// whose whole chain failed (serve: on_error). Measured on the mock's request log.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startMock, startGateway, startRedis, request, sleep, metricValue } from './harness.mjs';
+
+let mock;
+let gateway;
+
+before(async () => {
+  mock = await startMock();
+  const d = (name, model, region) =>
+    `{name: ${name}, model: ${model}, api_base: "http://127.0.0.1:${mock.port}/v1"${
+      region ? `, region: ${region}` : ''}}`;
+  gateway = await startGateway(`
+retry: {base_ms: 10, cap_ms: 20}
+# Every test starts from healthy deployments: failures never bench them here.
+health: {allowed_fails: 1000, breaker: {consecutive_failures: 1000, minimum_calls: 100000}}
+idempotency: {ttl_s: 600, max_answer_bytes: 4096}
+models:
+  - name: chat
+    deployments: [${d('chat-a', 'idem-model')}]
+  - name: kept
+    cache: {serve: on_error, ttl_s: 600, max_entries: 100}
+    deployments: [${d('kept-a', 'kept-model', 'us')}]
+  - name: always
+    cache: {serve: always, ttl_s: 600, max_entries: 2}
+    deployments: [${d('always-a', 'always-model')}]
+`);
+});
+
+after(async () => {
+  await gateway?.stop();
+  await mock?.stop();
+});
+
+const body = (model, content = 'Hello', extra = {}) =>
+  ({ model, messages: [{ role: 'user', content }], ...extra });
+
+const chat = (model, { key, content, extra, headers = {}, auth = 'sk-client-a' } = {}) =>
+  request(gateway.port, {
+    body: body(model, content, extra),
+    headers: {
+      authorization: `Bearer ${auth}`,
+      ...(key ? { 'idempotency-key': key } : {}),
+      ...headers,
+    },
+  });
+
+// The mock answers every request for `model` with `fault` (none: a plain answer), from now on.
+async function upstream(model, fault) {
+  await mock.scenario(fault ? [{ match: { model }, fault }] : []);
+  await mock.reset();
+}
+
+async function calls(model) {
+  return (await mock.stats()).requests.filter((r) => r.model === model).length;
+}
+
+let serial = 0;
+const freshKey = () => `key-${process.pid}-${++serial}`;
+
+test('concurrent duplicates of one idempotency key cost one upstream call and get one answer',
+     async () => {
+  await upstream('idem-model', 'delay_headers_ms=400');
+  const key = freshKey();
+  const answers = await Promise.all(Array.from({ length: 6 }, () =>
+    chat('chat', { key, content: 'concurrent' })));
+  assert.equal(await calls('idem-model'), 1);
+  for (const a of answers) {
+    assert.equal(a.status, 200, a.body);
+    assert.equal(a.body, answers[0].body);
+  }
+  const replays = answers.filter((a) => a.headers['x-switchyard-idempotent-replay'] === 'true');
+  assert.equal(replays.length, 5, 'all but the first are replays');
+  assert.equal(replays[0].headers['x-switchyard-deployment'], 'chat-a');
+});
+
+test('a duplicate after the answer gets it replayed; another body with the key is a 422',
+     async () => {
+  await upstream('idem-model');
+  const key = freshKey();
+  const first = await chat('chat', { key, content: 'once' });
+  assert.equal(first.status, 200, first.body);
+  assert.equal(first.headers['x-switchyard-idempotent-replay'], undefined);
+  const again = await chat('chat', { key, content: 'once' });
+  assert.equal(again.status, 200);
+  assert.equal(again.headers['x-switchyard-idempotent-replay'], 'true');
+  assert.equal(again.body, first.body);
+  const other = await chat('chat', { key, content: 'something else' });
+  assert.equal(other.status, 422, other.body);
+  assert.equal(JSON.parse(other.body).error.code, 'idempotency_key_reused');
+  assert.equal(await calls('idem-model'), 1);
+  // The key is the client's own: another client's identical key is another request.
+  const stranger = await chat('chat', { key, content: 'once', auth: 'sk-client-b' });
+  assert.equal(stranger.status, 200);
+  assert.equal(stranger.headers['x-switchyard-idempotent-replay'], undefined);
+  assert.equal(await calls('idem-model'), 2);
+});
+
+test('a stream is replayed as the same SSE, to concurrent and later duplicates', async () => {
+  await upstream('idem-model', 'delay_chunks_ms=30');
+  const key = freshKey();
+  const streamed = () => chat('chat', { key, content: 'stream me', extra: { stream: true } });
+  const [a, b] = await Promise.all([streamed(), streamed()]);
+  const c = await streamed();
+  assert.equal(await calls('idem-model'), 1);
+  for (const r of [a, b, c]) {
+    assert.equal(r.status, 200);
+    assert.match(r.headers['content-type'], /^text\/event-stream/);
+    assert.equal(r.body, a.body);
+  }
+  assert.match(a.body, /data: \[DONE\]\n\n$/);
+  assert.equal(c.headers['x-switchyard-idempotent-replay'], 'true');
+});
+
+test('a client that leaves does not lose the answer: its retry gets it without a second call',
+     async () => {
+  await upstream('idem-model', 'delay_headers_ms=500');
+  const key = freshKey();
+  // The first try gives up after 150 ms (as an SDK's timeout would); the request runs on.
+  const controller = new AbortController();
+  const gone = fetch(`${gateway.base}/v1/chat/completions`, {
+    method: 'POST',
+    signal: controller.signal,
+    headers: { 'content-type': 'application/json', authorization: 'Bearer sk-client-a',
+               'idempotency-key': key },
+    body: JSON.stringify(body('chat', 'left early')),
+  }).catch((e) => e);
+  await sleep(150);
+  controller.abort();
+  assert.equal((await gone).name, 'AbortError');
+  const retry = await chat('chat', { key, content: 'left early' });
+  assert.equal(retry.status, 200, retry.body);
+  assert.equal(retry.headers['x-switchyard-idempotent-replay'], 'true');
+  assert.equal(await calls('idem-model'), 1);
+});
+
+test('a failed answer is not kept: the key runs again once the failure is over', async () => {
+  await upstream('idem-model', 'status=500');
+  const key = freshKey();
+  const failed = await chat('chat', { key, content: 'flaky' });
+  assert.equal(failed.status, 500, failed.body);
+  const upstreamCalls = await calls('idem-model');
+  assert.ok(upstreamCalls >= 1);
+  await mock.scenario([]);
+  await sleep(2100);  // failures are kept 2 s, for the duplicates waiting for them
+  const later = await chat('chat', { key, content: 'flaky' });
+  assert.equal(later.status, 200, later.body);
+  assert.equal(later.headers['x-switchyard-idempotent-replay'], undefined);
+  assert.equal(await calls('idem-model'), upstreamCalls + 1);
+});
+
+test('an answer larger than idempotency.max_answer_bytes is not kept: a replay is a 409',
+     async () => {
+  await upstream('idem-model', 'chunks=2000');
+  const key = freshKey();
+  const first = await chat('chat', { key, content: 'a long one' });
+  assert.equal(first.status, 200);
+  assert.ok(first.body.length > 4096);
+  const again = await chat('chat', { key, content: 'a long one' });
+  assert.equal(again.status, 409, again.body);
+  assert.equal(JSON.parse(again.body).error.code, 'idempotent_answer_unavailable');
+  assert.equal(await calls('idem-model'), 1);
+});
+
+test('malformed idempotency keys are refused with a 400', async () => {
+  for (const headers of [{ 'idempotency-key': 'x'.repeat(256) },
+                         { 'idempotency-key': 'has space' }]) {
+    const res = await chat('chat', { headers });
+    assert.equal(res.status, 400, res.body);
+    assert.equal(JSON.parse(res.body).error.param, 'idempotency-key');
+  }
+});
+
+test('serve: on_error — a full outage is answered from the cache, marked stale', async () => {
+  await upstream('kept-model');
+  const fresh = await chat('kept', { content: 'cache me' });
+  assert.equal(fresh.status, 200);
+  assert.equal(fresh.headers['x-switchyard-cache'], undefined);
+  const streamed = await chat('kept', { content: 'cache me', extra: { stream: true } });
+  assert.equal(streamed.status, 200);
+  await mock.scenario([{ match: { model: 'kept-model' }, fault: 'status=503' }]);
+  try {
+    const stale = await chat('kept', { content: 'cache me' });
+    assert.equal(stale.status, 200, stale.body);
+    assert.equal(stale.headers['x-switchyard-cache'], 'stale');
+    assert.equal(stale.body, fresh.body);
+    const staleStream = await chat('kept', { content: 'cache me', extra: { stream: true } });
+    assert.equal(staleStream.status, 200);
+    assert.match(staleStream.headers['content-type'], /^text\/event-stream/);
+    assert.equal(staleStream.headers['x-switchyard-cache'], 'stale');
+    assert.equal(staleStream.body, streamed.body);
+    // Nothing cached for this one: the client gets the error.
+    const uncached = await chat('kept', { content: 'never asked before' });
+    assert.equal(uncached.status, 503, uncached.body);
+    // Another client's answers are not its own.
+    const stranger = await chat('kept', { content: 'cache me', auth: 'sk-client-b' });
+    assert.equal(stranger.status, 503);
+    // An answer served without a residency constraint is not one for an EU-only request.
+    const eu = await chat('kept', { content: 'cache me',
+                                    headers: { 'x-switchyard-residency': 'us' } });
+    assert.equal(eu.status, 503);
+  } finally {
+    await mock.scenario([]);
+  }
+  const metrics = await gateway.metrics();
+  assert.ok(metricValue(metrics,
+    'switchyard_cache_total{model_group="kept",result="stale"}') >= 2);
+  assert.ok(metricValue(metrics,
+    'switchyard_cache_total{model_group="kept",result="miss"}') >= 3);
+});
+
+test('serve: always — exact repeats are hits without an upstream call; the LRU is bounded',
+     async () => {
+  await upstream('always-model');
+  const first = await chat('always', { content: 'repeat' });
+  assert.equal(first.status, 200);
+  assert.equal(first.headers['x-switchyard-cache'], undefined);
+  // Key order, whitespace and `user` do not change what is asked.
+  const same = await request(gateway.port, {
+    body: `{"messages":[{"content":"repeat","role":"user"}],  "user":"u-1","model":"always"}`,
+    headers: { authorization: 'Bearer sk-client-a' },
+  });
+  assert.equal(same.status, 200);
+  assert.equal(same.headers['x-switchyard-cache'], 'hit');
+  assert.equal(same.body, first.body);
+  assert.equal(await calls('always-model'), 1);
+  // A different parameter is a different request.
+  const warmer = await chat('always', { content: 'repeat', extra: { temperature: 0.5 } });
+  assert.equal(warmer.headers['x-switchyard-cache'], undefined);
+  assert.equal(await calls('always-model'), 2);
+  // max_entries: 2, least recently used out: `first`'s answer is used again after `warmer`'s was
+  // stored, so a third answer pushes out `warmer`'s.
+  assert.equal((await chat('always', { content: 'repeat' })).headers['x-switchyard-cache'], 'hit');
+  await chat('always', { content: 'third' });
+  assert.equal(await calls('always-model'), 3);
+  assert.equal((await chat('always', { content: 'repeat' })).headers['x-switchyard-cache'], 'hit');
+  const evicted = await chat('always', { content: 'repeat', extra: { temperature: 0.5 } });
+  assert.equal(evicted.headers['x-switchyard-cache'], undefined);
+  assert.equal(await calls('always-model'), 4);
+  const metrics = await gateway.metrics();
+  assert.equal(metricValue(metrics, 'switchyard_cache_total{model_group="always",result="hit"}'),
+               3);
+});
+
+test('with shared state, duplicates sent to two replicas cost one upstream call', async () => {
+  const redis = await startRedis();
+  const replicas = [];
+  try {
+    const yaml = `
+state: {backend: redis, url: "${redis.url}", key_prefix: "answers${process.pid}:"}
+models:
+  - name: chat
+    deployments: [{name: fleet-a, model: fleet-model, api_base: "http://127.0.0.1:${mock.port}/v1"}]
+`;
+    for (let i = 0; i < 2; ++i) replicas.push(await startGateway(yaml));
+    for (const r of replicas) {
+      for (let tries = 0; metricValue(await r.metrics(), 'switchyard_state_redis_up') !== 1;
+           ++tries) {
+        assert.ok(tries < 100, 'redis up');
+        await sleep(50);
+      }
+    }
+    await upstream('fleet-model', 'delay_headers_ms=400');
+    const key = freshKey();
+    const send = (replica) => request(replica.port, {
+      body: body('chat', 'fleet'),
+      headers: { authorization: 'Bearer sk-fleet', 'idempotency-key': key },
+    });
+    const answers = await Promise.all([0, 1, 0, 1].map((i) => send(replicas[i])));
+    const later = await send(replicas[1]);
+    assert.equal(await calls('fleet-model'), 1);
+    for (const a of [...answers, later]) {
+      assert.equal(a.status, 200, a.body);
+      assert.equal(a.body, answers[0].body);
+    }
+    assert.equal(later.headers['x-switchyard-idempotent-replay'], 'true');
+    const other = await request(replicas[0].port, {
+      body: body('chat', 'another body'),
+      headers: { authorization: 'Bearer sk-fleet', 'idempotency-key': key },
+    });
+    assert.equal(other.status, 422);
+    // Kept in Redis, with the config's TTL.
+    const stored = await redis.command('KEYS', `answers${process.pid}:{i:*`);
+    assert.match(stored, /^\*1\r\n/, stored);
+    for (const r of replicas) {
+      assert.equal(metricValue(await r.metrics(),
+                               'switchyard_state_fallbacks_total{operation="idempotency"}'),
+                   undefined);
+    }
+  } finally {
+    await mock.scenario([]);
+    for (const r of replicas) await r.stop();
+    await redis.stop();
+  }
+});

@@ -15,7 +15,7 @@ before(async () => {
   gateway = await startGateway(`
 retry: {base_ms: 10, cap_ms: 50}
 models:
-${group('gpt-4o-mini', mock.port, 'gpt-4o-mini-2024-07-18')}  - name: responses-native
+${group('gpt-4o-mini', mock.port, 'gpt-4o-mini-2024-07-18')}${group('slow', mock.port, 'gpt-slow')}  - name: responses-native
     deployments: [{model: gpt-4.1, api_base: "http://127.0.0.1:${mock.port}/v1", responses_api: true}]
   - name: text-embedding-3-small
     mode: embeddings
@@ -65,7 +65,7 @@ test('chat.completions.create, streaming with usage', async () => {
 test('models.list returns the model groups', async () => {
   const ids = [];
   for await (const model of client.models.list()) ids.push(model.id);
-  assert.deepEqual(ids, ['gpt-4o-mini', 'responses-native', 'text-embedding-3-small']);
+  assert.deepEqual(ids, ['gpt-4o-mini', 'slow', 'responses-native', 'text-embedding-3-small']);
 });
 
 test('gateway errors surface as the SDK error classes', async () => {
@@ -143,4 +143,33 @@ test('responses.create with previous_response_id on a chat-only deployment: a 40
       assert.equal(err.param, 'previous_response_id');
       return true;
     });
+});
+
+test('an SDK that times out and retries with an Idempotency-Key gets the first run\'s answer',
+     async () => {
+  // The upstream takes 700 ms; the SDK gives up on each try after 300 ms and retries (its
+  // default), sending the same key. The first run goes on without its client; no second call.
+  await fetch(`${mock.base}/mock/scenario`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ rules: [{ match: { model: 'gpt-slow' }, fault: 'delay_headers_ms=700' }] }),
+  });
+  await fetch(`${mock.base}/mock/reset`, { method: 'POST' });
+  try {
+    const impatient = new OpenAI({ baseURL: `${gateway.base}/v1`, apiKey: 'client-key',
+                                   timeout: 300, maxRetries: 4 });
+    const { data, response } = await impatient.chat.completions
+      .create({ model: 'slow', messages: [{ role: 'user', content: 'Hello' }] },
+              { headers: { 'Idempotency-Key': `sdk-timeout-${process.pid}` } })
+      .withResponse();
+    assert.equal(data.object, 'chat.completion');
+    assert.equal(response.headers.get('x-switchyard-idempotent-replay'), 'true');
+    const stats = await (await fetch(`${mock.base}/mock/stats`)).json();
+    assert.equal(stats.requests.filter((r) => r.model === 'gpt-slow').length, 1);
+  } finally {
+    await fetch(`${mock.base}/mock/scenario`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ rules: [] }),
+    });
+  }
 });

@@ -19,6 +19,8 @@ packages=(
     chromium fonts-dejavu-core
     # The simulator's evidence plots (docs/evidence/).
     gnuplot-nox
+    # JSON Schema validation of structured output (docs/answers.md#output-validation).
+    libvalijson-dev
 )
 missing=()
 for p in "${packages[@]}"; do

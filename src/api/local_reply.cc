@@ -49,6 +49,8 @@ OpenAiErrorShape ShapeOf(core::ErrorKind kind) {
             return {"upstream_error", "upstream_timeout"};
         case ErrorKind::kUpstreamProtocol:
             return {"upstream_error", "upstream_protocol_error"};
+        case ErrorKind::kInvalidOutput:
+            return {"upstream_error", "invalid_output"};
         case ErrorKind::kUnavailable:
             return {"service_unavailable_error", "gateway_draining"};
         case ErrorKind::kAllAttemptsFailed:

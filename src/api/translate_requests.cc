@@ -310,6 +310,24 @@ json::object AnthropicRequestToOpenAiOrThrow(const json::object& request) {
             }
         } else if (key == "top_k") {
             Refuse("`top_k` cannot be translated to the OpenAI API", "top_k");
+        } else if (key == "output_config") {
+            // Structured output: chat completions' response_format asks for the same schema
+            // (strict, as Anthropic's is).
+            const json::object* config = value.if_object();
+            const json::object* format = config ? FindObject(*config, "format") : nullptr;
+            const json::value* schema = format ? Find(*format, "schema") : nullptr;
+            if (config == nullptr || config->size() != 1 || format == nullptr ||
+                StringAt(*format, "type") != "json_schema" || schema == nullptr ||
+                !schema->is_object()) {
+                Refuse(
+                    "Only `output_config.format` with a json_schema can be translated to the "
+                    "OpenAI API",
+                    "output_config");
+            }
+            out["response_format"] = json::object{
+                {"type", "json_schema"},
+                {"json_schema",
+                 json::object{{"name", "response"}, {"strict", true}, {"schema", *schema}}}};
         } else {
             Refuse("Parameter " + Quoted(key) + " cannot be translated to the OpenAI API", key);
         }
@@ -598,6 +616,16 @@ json::object OpenAiRequestToAnthropicOrThrow(const json::object& request,
                 Refuse("`parallel_tool_calls` is not a boolean", key);
             }
             parallel_tool_calls = value.get_bool();
+        } else if (key == "response_format" && value.is_object() &&
+                   StringAt(value.get_object(), "type") == "json_schema") {
+            // Structured output: Anthropic's output_config.format asks for the same schema.
+            const json::object* format = FindObject(value.get_object(), "json_schema");
+            const json::value* schema = format ? Find(*format, "schema") : nullptr;
+            if (schema == nullptr || !schema->is_object()) {
+                Refuse("`response_format.json_schema.schema` is not an object", "response_format");
+            }
+            out["output_config"] = json::object{
+                {"format", json::object{{"type", "json_schema"}, {"schema", *schema}}}};
         } else if (!IsNeutral(key, value)) {
             Refuse("Parameter " + Quoted(key) + " cannot be translated to the Anthropic API", key);
         }

@@ -100,6 +100,16 @@ struct CacheConfig {
     bool shared = false;  // one answer for every client key (else each key has its own)
 };
 
+// Structured output checked against a JSON Schema (docs/answers.md#output-validation).
+struct ValidationConfig {
+    // The group's own schema (JSON text) for requests that ask for none; empty: only requests'.
+    std::string schema;
+    enum class OnInvalid {
+        kFallback,  // the attempt failed: the next deployment or fallback is tried
+        kAnnotate,  // the answer is returned marked x-switchyard-validation: failed
+    } on_invalid = OnInvalid::kFallback;
+};
+
 struct ModelGroup {
     std::string name;
     std::vector<Deployment> deployments;
@@ -112,6 +122,7 @@ struct ModelGroup {
     std::vector<std::string> residency;
     // Answers kept for this group (docs/answers.md#response-cache); off without `cache`.
     std::optional<CacheConfig> cache;
+    ValidationConfig validation;
     std::optional<std::string> system_prompt;                 // replaces the system prompt
     std::vector<std::pair<std::string, std::string>> params;  // name -> JSON value text
 };

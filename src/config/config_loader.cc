@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "config/client_key.h"
+#include "core/json.h"
 #include "core/names.h"
 #include "core/sha256.h"
 
@@ -567,6 +568,52 @@ std::string ScalarAsJson(const YAML::Node& node) {
     return JsonString(text);
 }
 
+// A YAML value as JSON text: mappings and sequences of scalars, recursively.
+std::string NodeAsJson(const YAML::Node& node) {
+    if (node.IsMap()) {
+        std::string out = "{";
+        for (const auto& member : node) {
+            if (out.size() > 1) out += ',';
+            out += JsonString(member.first.Scalar());
+            out += ':';
+            out += NodeAsJson(member.second);
+        }
+        return out + "}";
+    }
+    if (node.IsSequence()) {
+        std::string out = "[";
+        for (const auto& element : node) {
+            if (out.size() > 1) out += ',';
+            out += NodeAsJson(element);
+        }
+        return out + "]";
+    }
+    if (node.IsNull()) return "null";
+    return ScalarAsJson(node);
+}
+
+void ReadValidation(Reader& r, const YAML::Node& node, ValidationConfig& validation) {
+    if (!r.CheckMap(node, "validation", {"schema", "on_invalid"})) return;
+    std::string on_invalid;
+    if (r.String(node, "on_invalid", on_invalid)) {
+        if (on_invalid == "fallback") {
+            validation.on_invalid = ValidationConfig::OnInvalid::kFallback;
+        } else if (on_invalid == "annotate") {
+            validation.on_invalid = ValidationConfig::OnInvalid::kAnnotate;
+        } else {
+            r.Fail(node["on_invalid"], "validation 'on_invalid' must be 'fallback' or 'annotate'");
+        }
+    }
+    const YAML::Node schema = node["schema"];
+    if (!schema.IsDefined() || schema.IsNull()) return;
+    // A mapping in YAML, or JSON text.
+    validation.schema = schema.IsScalar() ? schema.Scalar() : NodeAsJson(schema);
+    if (!core::IsJsonObject(validation.schema)) {
+        r.Fail(schema,
+               "validation 'schema' must be a JSON Schema object (a mapping, or JSON text)");
+    }
+}
+
 // A list of names under `key` (`what` says what they are, e.g. "model group names"), each
 // checked by `valid`.
 void ReadNameList(Reader& r, const YAML::Node& node, const char* key, std::string_view what,
@@ -608,10 +655,10 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
     }
     for (const auto& entry : node) {
         ModelGroup group;
-        if (!r.CheckMap(
-                entry, "model group",
-                {"name", "mode", "deployments", "strategy", "fallbacks", "context_window_fallbacks",
-                 "content_policy_fallbacks", "prompt", "params", "residency", "cache"})) {
+        if (!r.CheckMap(entry, "model group",
+                        {"name", "mode", "deployments", "strategy", "fallbacks",
+                         "context_window_fallbacks", "content_policy_fallbacks", "prompt", "params",
+                         "residency", "cache", "validation"})) {
             models.push_back(std::move(group));  // keeps models[i] aligned with the YAML entries
             continue;
         }
@@ -649,6 +696,10 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
         ReadRegionList(r, entry, "residency", group.residency);
         if (const YAML::Node cache = entry["cache"]; cache.IsDefined() && !cache.IsNull()) {
             ReadCache(r, cache, group.cache.emplace());
+        }
+        if (const YAML::Node validation = entry["validation"];
+            validation.IsDefined() && !validation.IsNull()) {
+            ReadValidation(r, validation, group.validation);
         }
         ReadGroupList(r, entry, "context_window_fallbacks", group.context_window_fallbacks);
         ReadGroupList(r, entry, "content_policy_fallbacks", group.content_policy_fallbacks);

@@ -31,6 +31,7 @@ unsigned StatusOf(ErrorKind kind) {
             return 413;
         case ErrorKind::kUpstreamUnreachable:
         case ErrorKind::kUpstreamProtocol:
+        case ErrorKind::kInvalidOutput:
             return 502;
         case ErrorKind::kUnavailable:
             return 503;

@@ -28,6 +28,7 @@ enum class ErrorKind {
     kUpstreamUnreachable,     // connect / TLS / reset before a response: 502
     kUpstreamTimeout,         // no (complete) response in time: 504
     kUpstreamProtocol,        // upstream answered something that is not HTTP we understand: 502
+    kInvalidOutput,           // the answer does not match the requested JSON schema: 502
     kUnavailable,             // gateway is draining: 503
     kAllAttemptsFailed,       // every target of the fallback chain failed (status: the last one's)
     kInternal,

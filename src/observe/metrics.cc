@@ -195,6 +195,12 @@ void Metrics::CountIdempotency(std::string_view outcome) {
     CountEvent("switchyard_idempotency_total", fmt::format("outcome=\"{}\"", EscapeLabel(outcome)));
 }
 
+void Metrics::CountValidation(std::string_view deployment, std::string_view result) {
+    CountEvent("switchyard_output_validations_total",
+               fmt::format("deployment=\"{}\",result=\"{}\"", EscapeLabel(deployment),
+                           EscapeLabel(result)));
+}
+
 void Metrics::CountSpendCapDisable(std::string_view deployment) {
     CountEvent("switchyard_spend_cap_disables_total",
                fmt::format("deployment=\"{}\"", EscapeLabel(deployment)));
@@ -297,6 +303,9 @@ std::string Metrics::Render() const {
              "(a kept answer), waited (for the request in flight, then its answer), reused (422: "
              "another body), in_use (409: still running at the deadline), unavailable (409: the "
              "answer was too large to keep)."},
+            {"switchyard_output_validations_total",
+             "Answers checked against a requested JSON schema, by the deployment that produced "
+             "them: passed or failed."},
             {"switchyard_spend_cap_disables_total",
              "Times a provider's spend cap disabled a deployment until the end of the month."},
             {"switchyard_state_fallbacks_total",

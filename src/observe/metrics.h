@@ -50,6 +50,8 @@ class Metrics final {
     // What a request's idempotency key did: claimed, replayed, waited, reused (422), in_use (409),
     // unavailable (409).
     void CountIdempotency(std::string_view outcome);
+    // An answer of `deployment` checked against a requested JSON schema: passed or failed.
+    void CountValidation(std::string_view deployment, std::string_view result);
     // A spend cap that disabled `deployment` until the end of the month.
     void CountSpendCapDisable(std::string_view deployment);
     // Shared state (Redis): an operation decided locally because Redis did not answer in time,

@@ -175,6 +175,8 @@ std::string_view Name(ErrorClass c) {
             return "not_found";
         case ErrorClass::kProtocol:
             return "protocol";
+        case ErrorClass::kInvalidOutput:
+            return "invalid_output";
     }
     return "unknown";
 }

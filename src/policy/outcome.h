@@ -25,9 +25,11 @@ enum class ErrorClass {
     kAuth,             // 401, 403
     kNotFound,         // 404
     kProtocol,         // not an HTTP answer we understand, or one cut short
+    kInvalidOutput,    // a 200 whose output does not match the requested JSON schema
 };
 
-inline constexpr std::size_t kErrorClassCount = static_cast<std::size_t>(ErrorClass::kProtocol) + 1;
+inline constexpr std::size_t kErrorClassCount =
+    static_cast<std::size_t>(ErrorClass::kInvalidOutput) + 1;
 
 // A value per error class, looked up by the class itself.
 template <class T>

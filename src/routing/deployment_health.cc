@@ -31,6 +31,8 @@ Effect EffectOf(ErrorClass error) {
         case ErrorClass::kBadRequest:
         case ErrorClass::kAuth:
         case ErrorClass::kNotFound:
+        // A schema miss says how a model answered one request, not that the deployment is sick.
+        case ErrorClass::kInvalidOutput:
             return Effect::kNeutral;
     }
     return Effect::kNeutral;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "api/structured_output.h"
 #include "core/json.h"
 #include "policy/classify.h"
 #include "policy/rate_limit_headers.h"
@@ -59,6 +60,17 @@ policy::Outcome ClassifyErrorEvent(std::string_view data,
     return policy::Classify(result, now);
 }
 
+// An answer that does not match the requested schema, as a failed attempt: another deployment
+// may answer it right (never this one again for this request).
+void InvalidOutput(AttemptEnd& end, const config::Deployment& deployment, std::string problem) {
+    end.answered = false;
+    end.status = 0;
+    end.error = {core::ErrorKind::kInvalidOutput,
+                 "The answer of '" + deployment.name +
+                     "' does not match the requested JSON schema: " + std::move(problem)};
+    end.outcome = {policy::Action::kFailOver, policy::ErrorClass::kInvalidOutput};
+}
+
 }  // namespace
 
 asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& setup,
@@ -73,6 +85,7 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     ctx.model = deployment.model;
     ctx.upstream_request_id.clear();
     ctx.record.fallback_depth = stage.depth;
+    ctx.validation = {};
     ++ctx.record.attempts;
 
     api::RequestOverrides overrides;
@@ -131,7 +144,12 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
         options.request = &setup.request.original;
         options.front = setup.request.wire;
         options.include_usage = setup.request.include_usage;
-        const StreamResult stream = co_await RelayStream(ctx, call, options);
+        options.check = setup.check;
+        StreamResult stream = co_await RelayStream(ctx, call, options);
+        if (!stream.invalid_output.empty()) {
+            InvalidOutput(end, deployment, std::move(stream.invalid_output));
+            co_return end;
+        }
         end.answered = stream.committed;
         if (stream.first_content) end.time_to_first_token = *stream.first_content - now;
         if (!stream.Failed()) co_return end;
@@ -187,6 +205,14 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
             }
             body = std::move(std::get<std::string>(translated));
             wire = setup.request.wire;
+        }
+        if (setup.check != nullptr) {
+            std::optional<std::string> problem = CheckOutput(
+                ctx, *setup.check, api::AnswerText(body, setup.request.wire), deployment.name);
+            if (problem && setup.check->fall_back) {
+                InvalidOutput(end, deployment, std::move(*problem));
+                co_return end;
+            }
         }
         end.answered = true;
         co_await WriteUpstreamAnswer(ctx, header, body, wire);

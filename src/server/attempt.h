@@ -10,6 +10,7 @@
 #include "policy/outcome.h"
 #include "routing/fallback_plan.h"
 #include "server/client_watch.h"
+#include "server/output_check.h"
 #include "server/request_context.h"
 #include "upstream/upstream_call.h"
 
@@ -20,10 +21,11 @@ struct AttemptSetup {
     const api::ChatRequest& request;
     const std::string& client_body;  // the client's bytes, forwarded when nothing changes
     std::chrono::steady_clock::time_point deadline;
-    config::Timeouts timeouts;      // the config's, with the request's overrides
-    bool background = false;        // stream mode
-    bool stream_upstream = false;   // a JSON request streamed upstream and assembled
-    ClientWatch* client = nullptr;  // aborts the attempt if the client goes away
+    config::Timeouts timeouts;           // the config's, with the request's overrides
+    bool background = false;             // stream mode
+    bool stream_upstream = false;        // a JSON request streamed upstream and assembled
+    ClientWatch* client = nullptr;       // aborts the attempt if the client goes away
+    const OutputCheck* check = nullptr;  // the JSON schema answers must match (null: none)
 };
 
 // How one attempt ended.

@@ -29,6 +29,7 @@
 #include "server/attempt.h"
 #include "server/client_watch.h"
 #include "server/http_io.h"
+#include "server/output_check.h"
 #include "server/relay.h"
 #include "server/stored_answers.h"
 #include "server/test_faults.h"
@@ -788,12 +789,20 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
         if (hit) co_return;
     }
 
+    // Structured output is checked whichever deployment answers (docs/answers.md).
+    const std::optional<OutputCheck> check = OutputCheckOf(ctx, request, client_body, first_group);
+
     const ClientWatchScope client(ClientWatch::Start(ctx, !ctx.detached));
     // A long Responses request is not assembled from a stream: its answer has its own shape.
     const bool stream_upstream = options.stream_upstream && request.wire != api::Wire::kResponses;
-    const AttemptSetup setup{request,          client_body,        deadline,
-                             options.timeouts, options.background, stream_upstream,
-                             &*client};
+    const AttemptSetup setup{request,
+                             client_body,
+                             deadline,
+                             options.timeouts,
+                             options.background,
+                             stream_upstream,
+                             &*client,
+                             check ? &*check : nullptr};
     Walk walk{setup,
               context.client_budgets.For(ClientCredential(ctx.request)),
               lane,

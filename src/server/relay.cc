@@ -8,6 +8,7 @@
 #include "api/responses.h"
 #include "api/stream_assembler.h"
 #include "api/stream_events.h"
+#include "api/structured_output.h"
 #include "api/translate.h"
 #include "api/usage.h"
 #include "core/json.h"
@@ -111,6 +112,7 @@ void ForEachServedHeader(const RequestContext& ctx, Set set) {
         set("x-request-id", ctx.upstream_request_id);
         set("x-switchyard-upstream-request-id", ctx.upstream_request_id);
     }
+    if (!ctx.validation.empty()) set("x-switchyard-validation", ctx.validation);
 }
 
 }  // namespace
@@ -236,6 +238,8 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
     bool done_seen = false;
     bool content_seen = false;
     bool client_lost = false;  // a detached request's client left: nothing more is written
+    std::optional<api::StreamText> text;  // what the schema is checked against
+    if (options.check != nullptr) text.emplace(options.upstream);
     call.SetReadDeadline(clock.Now() + options.first_token);
     while (!call.Done() && result.error_event.empty()) {
         const std::size_t n = co_await call.ReadSome(buffer, sizeof buffer);
@@ -252,6 +256,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
                 break;
             }
             if (api::IsEndEvent(event)) done_seen = true;
+            if (text) text->Feed(event.name, event.data);
             if (event.data.find("\"usage\":{") != std::string::npos) NoteUsage(ctx, event.data);
             if (!content_seen && api::CarriesContent(event)) {
                 content_seen = true;
@@ -300,6 +305,16 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         result.transport = policy::Transport::kTruncated;
         result.error = {core::ErrorKind::kUpstreamProtocol,
                         "The upstream stream ended before its end event."};
+    }
+    if (text && !result.Failed()) {
+        // A whole answer: checked against the schema. One held back that fails may fail the
+        // attempt; one already streamed can only be counted.
+        std::optional<std::string> problem =
+            CheckOutput(ctx, *options.check, text->Text(), ctx.deployment);
+        if (problem && options.check->fall_back && !result.committed) {
+            result.invalid_output = std::move(*problem);
+            co_return result;
+        }
     }
     if (!result.committed) {
         if (result.Failed()) {

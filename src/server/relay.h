@@ -6,6 +6,7 @@
 #include <string>
 #include <variant>
 
+#include "server/output_check.h"
 #include "server/request_context.h"
 #include "upstream/upstream_call.h"
 
@@ -51,6 +52,8 @@ struct StreamOptions {
     api::Wire front = api::Wire::kOpenAi;          // what the client speaks
     bool include_usage = false;                    // the client asked for OpenAI's usage chunk
     const boost::json::object* request = nullptr;  // the client's request (Responses echoes it)
+    // The JSON schema the answer must match: checked when the stream ends (null: none).
+    const OutputCheck* check = nullptr;
 };
 
 // How a relayed stream ended. A failure before the commit point fails the attempt (nothing went
@@ -62,6 +65,9 @@ struct StreamResult {
     core::LocalError error;                                // its description
     std::string error_event;                               // the data of an upstream error event
     std::optional<std::chrono::steady_clock::time_point> first_content;  // its first content event
+    // What is wrong with a whole stream held back (background, assembled) whose text does not
+    // match the schema, when that fails the attempt: nothing went downstream.
+    std::string invalid_output;
 
     bool Failed() const { return transport != policy::Transport::kOk || !error_event.empty(); }
 };

@@ -52,6 +52,9 @@ struct RequestContext {
     // The request runs to its end even if its client leaves (it carries an idempotency key: a
     // retry of it will want the answer).
     bool detached = false;
+    // Its answer against a requested JSON schema: passed, failed, unchecked, skipped (empty: no
+    // schema). Sent as x-switchyard-validation where the head is not yet sent.
+    std::string_view validation;
     // Its spans, when it is traced (engine requests only).
     std::unique_ptr<RequestTrace> trace;
 

@@ -29,6 +29,20 @@ models:
   - name: always
     cache: {serve: always, ttl_s: 600, max_entries: 2}
     deployments: [${d('always-a', 'always-model')}]
+  - name: structured
+    fallbacks: [structured-backup]
+    deployments: [${d('s-openai', 's-primary')}]
+  - name: structured-backup
+    deployments:
+      - {name: s-anthropic, provider: anthropic, model: s-claude, api_key: sk-ant,
+         api_base: "http://127.0.0.1:${mock.port}/v1"}
+  - name: annotated
+    validation: {on_invalid: annotate}
+    deployments: [${d('a-openai', 'a-model')}]
+  - name: group-schema
+    validation:
+      schema: {type: object, required: [answer], properties: {answer: {type: string}}}
+    deployments: [${d('g-openai', 'g-model')}]
 `);
 });
 
@@ -297,4 +311,94 @@ models:
     for (const r of replicas) await r.stop();
     await redis.stop();
   }
+});
+
+const SCHEMA = {
+  type: 'object',
+  properties: { city: { type: 'string' }, temperature: { type: 'number' },
+                conditions: { enum: ['sunny', 'rain'] } },
+  required: ['city', 'temperature', 'conditions'],
+  additionalProperties: false,
+};
+const structured = (model, extra = {}, headers = {}) => chat(model, {
+  content: 'Weather in Paris?',
+  extra: { response_format: { type: 'json_schema',
+                              json_schema: { name: 'weather', strict: true, schema: SCHEMA } },
+           ...extra },
+  headers,
+});
+
+function upstreamBodies(model) {
+  return mock.stats().then((s) => s.requests.filter((r) => r.model === model));
+}
+
+test('an answer that breaks the schema fails over; the fallback is asked for the same schema',
+     async () => {
+  await upstream('s-primary', 'invalid_output=1');
+  const res = await structured('structured');
+  assert.equal(res.status, 200, res.body);
+  assert.equal(res.headers['x-switchyard-deployment'], 's-anthropic');
+  assert.equal(res.headers['x-switchyard-validation'], 'passed');
+  const answer = JSON.parse(JSON.parse(res.body).choices[0].message.content);
+  assert.deepEqual(answer, { city: 'text', temperature: 1.5, conditions: 'sunny' });
+  assert.equal((await upstreamBodies('s-primary')).length, 1, 'never retried on the same one');
+  assert.equal((await upstreamBodies('s-claude')).length, 1);
+  const metrics = await gateway.metrics();
+  assert.equal(metricValue(metrics,
+    'switchyard_output_validations_total{deployment="s-openai",result="failed"}'), 1);
+  assert.equal(metricValue(metrics,
+    'switchyard_output_validations_total{deployment="s-anthropic",result="passed"}'), 1);
+});
+
+test('a schema-conforming answer from the first deployment passes and is not re-asked', async () => {
+  await upstream('s-primary');
+  const res = await structured('structured');
+  assert.equal(res.status, 200, res.body);
+  assert.equal(res.headers['x-switchyard-deployment'], 's-openai');
+  assert.equal(res.headers['x-switchyard-validation'], 'passed');
+  assert.equal((await upstreamBodies('s-claude')).length, 0);
+});
+
+test('when every deployment answers wrong the client gets a 502 invalid_output listing them',
+     async () => {
+  await mock.scenario([{ match: { model: 's-primary' }, fault: 'invalid_output=1' },
+                       { match: { model: 's-claude' }, fault: 'invalid_output=1' }]);
+  await mock.reset();
+  try {
+    const res = await structured('structured');
+    assert.equal(res.status, 502, res.body);
+    const error = JSON.parse(res.body).error;
+    assert.equal(error.code, 'invalid_output');
+    assert.deepEqual(error.attempts.map((a) => [a.deployment, a.error_class]),
+                     [['s-openai', 'invalid_output'], ['s-anthropic', 'invalid_output']]);
+    assert.match(error.message, /does not match the requested JSON schema/);
+  } finally {
+    await mock.scenario([]);
+  }
+});
+
+test('a background stream is validated at its end and falls back transparently', async () => {
+  await upstream('s-primary', 'invalid_output=1');
+  const res = await structured('structured', { stream: true },
+                               { 'x-switchyard-stream-mode': 'background' });
+  assert.equal(res.status, 200, res.body);
+  assert.equal(res.headers['x-switchyard-deployment'], 's-anthropic');
+  assert.equal(res.headers['x-switchyard-validation'], 'passed');
+  assert.doesNotMatch(res.body, /"error"/);
+  const text = res.body.split('\n').filter((l) => l.startsWith('data: {'))
+    .map((l) => JSON.parse(l.slice(6)).choices?.[0]?.delta?.content ?? '').join('');
+  assert.deepEqual(JSON.parse(text), { city: 'text', temperature: 1.5, conditions: 'sunny' });
+});
+
+test('on_invalid: annotate returns the failing answer marked; a group schema applies', async () => {
+  await upstream('a-model', 'invalid_output=1');
+  const marked = await structured('annotated');
+  assert.equal(marked.status, 200);
+  assert.equal(marked.headers['x-switchyard-validation'], 'failed');
+  assert.equal(JSON.parse(marked.body).choices[0].message.content, '{}');
+  // The group's own schema: the mock answers plain text, which is no JSON object.
+  await upstream('g-model');
+  const plain = await chat('group-schema', { content: 'hi' });
+  assert.equal(plain.status, 502, plain.body);
+  assert.equal(JSON.parse(plain.body).error.code, 'invalid_output');
 });

@@ -9,6 +9,7 @@
 #include <boost/json/value.hpp>
 
 #include "json_text.h"
+#include "structured_output.h"
 
 namespace switchyard::mock::anthropic {
 namespace json = boost::json;
@@ -223,6 +224,7 @@ ParsedMessagesRequest ParseMessagesRequest(std::string_view body, std::string_vi
     if (const auto stream = object->find("stream"); stream != object->end()) {
         result.request.stream = stream->value().is_bool() && stream->value().get_bool();
     }
+    result.request.output_schema = OutputSchemaOf(*object);
     if (const auto tools = object->find("tools"); tools != object->end()) {
         const auto* tool_list = tools->value().if_array();
         if (tool_list != nullptr && !tool_list->empty()) {

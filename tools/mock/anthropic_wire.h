@@ -23,6 +23,7 @@ struct MessagesRequest final {
     bool stream = false;
     int input_tokens = 1;   // Rough estimate: characters of system + message text / 4, at least 1.
     std::string tool_name;  // Name of the first of `tools`; empty without tools.
+    std::string output_schema;  // output_config.format's JSON schema, as JSON text (empty: none)
 };
 
 // Result of ParseMessagesRequest: `status` is 0 on success, otherwise the status and the

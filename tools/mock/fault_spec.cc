@@ -151,6 +151,7 @@ std::string ApplyToken(std::string_view key, std::string_view value, FaultSpec& 
     if (key == "reset") return set_flag(spec.reset);
     if (key == "close") return set_flag(spec.close);
     if (key == "tool_use") return set_flag(spec.tool_use);
+    if (key == "invalid_output") return set_flag(spec.invalid_output);
     if (key == "probability") {
         const auto p = ParseDouble(value, 0.0, 1.0);
         if (!p) return BadValue(key, value, "a number in [0, 1]");

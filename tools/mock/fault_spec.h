@@ -68,6 +68,8 @@ struct FaultSpec final {
     // Anthropic: answer with a tool_use block when the request has tools; Responses API: with a
     // function_call item when it has a function tool.
     bool tool_use = false;
+    // A request that asks for a JSON schema gets a reply that breaks it (docs/mock.md).
+    bool invalid_output = false;
 
     double probability = 1.0;
 

@@ -10,6 +10,7 @@
 #include <boost/json/value.hpp>
 
 #include "json_text.h"
+#include "structured_output.h"
 
 namespace switchyard::mock::openai {
 namespace json = boost::json;
@@ -204,6 +205,7 @@ ParsedChatRequest ParseChatRequest(std::string_view body) {
     if (const auto stream = object->find("stream"); stream != object->end()) {
         result.request.stream = stream->value().is_bool() && stream->value().get_bool();
     }
+    result.request.output_schema = OutputSchemaOf(*object);
     if (const auto options = object->find("stream_options"); options != object->end()) {
         if (const auto* fields = options->value().if_object()) {
             if (const auto usage = fields->find("include_usage"); usage != fields->end()) {
@@ -215,10 +217,19 @@ ParsedChatRequest ParseChatRequest(std::string_view body) {
     return result;
 }
 
-ReplyText::ReplyText(std::string_view model, std::optional<int> chunks)
-    : model_(model), numbered_(chunks.has_value()), word_count_(chunks ? *chunks : 4) {}
+ReplyText::ReplyText(std::string_view model, std::optional<int> chunks, std::string_view structured)
+    : model_(model),
+      structured_(structured),
+      numbered_(chunks.has_value()),
+      word_count_(!structured.empty() ? 1
+                  : chunks            ? *chunks
+                                      : 4) {}
 
 void ReplyText::AppendWord(std::string& out, int index) const {
+    if (!structured_.empty()) {
+        out += structured_;
+        return;
+    }
     if (index > 0) out.push_back(' ');
     if (numbered_) {
         fmt::format_to(std::back_inserter(out), "word{}", index + 1);

@@ -23,6 +23,7 @@ struct ChatRequest final {
     std::int64_t content_chars = 0;  // Characters of all message contents (as prompt_tokens).
     // max_completion_tokens, else max_tokens, when a positive integer; 0 otherwise.
     std::int64_t max_tokens = 0;
+    std::string output_schema;  // response_format's JSON schema, as JSON text (empty: none)
 };
 
 // Result of ParseChatRequest: `status` is 0 on success, otherwise the status and OpenAI error
@@ -45,7 +46,8 @@ struct Usage final {
 // fault spec sets `chunks=N`. Each word is one streamed content chunk. Refers to `model`.
 class ReplyText final {
   public:
-    ReplyText(std::string_view model, std::optional<int> chunks);
+    // `structured`: a JSON document that is the whole reply, in one chunk (structured output).
+    ReplyText(std::string_view model, std::optional<int> chunks, std::string_view structured = {});
 
     int WordCount() const { return word_count_; }
 
@@ -57,6 +59,7 @@ class ReplyText final {
 
   private:
     std::string_view model_;
+    std::string_view structured_;
     bool numbered_;
     int word_count_;
 };

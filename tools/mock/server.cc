@@ -14,6 +14,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -35,6 +36,7 @@
 #include "rate_limits.h"
 #include "responses_wire.h"
 #include "stats.h"
+#include "structured_output.h"
 
 namespace switchyard::mock {
 namespace asio = boost::asio;
@@ -160,8 +162,9 @@ struct Exchange final {
     // Set when the rate limiter rejected the request: the retry hint of its 429.
     std::optional<milliseconds> rate_limit_retry_after;
     bool keep_alive = true;
-    Api api = Api::kChat;    // Of a provider path; kChat for any other path (OpenAI's 404).
-    bool anthropic = false;  // Anthropic's Messages API (/v1/messages) rather than OpenAI's.
+    Api api = Api::kChat;       // Of a provider path; kChat for any other path (OpenAI's 404).
+    bool anthropic = false;     // Anthropic's Messages API (/v1/messages) rather than OpenAI's.
+    std::string output_schema;  // the JSON schema the request asks for (empty: none)
 };
 
 // One downstream connection. Lives in the frame of RunSession; one request at a time.
@@ -194,6 +197,14 @@ class Session final {
     asio::awaitable<After> SendMessagesStream(const anthropic::MessagesRequest& message,
                                               const FaultSpec* fault);
     asio::awaitable<After> ReplyProvider(int status, std::string body, const FaultSpec* fault);
+    // The reply to a request that asks for a JSON schema (empty: it asks for none).
+    std::string StructuredText(const FaultSpec* fault) const {
+        if (exchange_.output_schema.empty()) return {};
+        boost::system::error_code ec;
+        const boost::json::value schema = boost::json::parse(exchange_.output_schema, ec);
+        if (ec) return {};
+        return StructuredReply(schema, fault != nullptr && fault->invalid_output);
+    }
     asio::awaitable<After> ReplyPlain(int status, std::string body, bool keep_alive,
                                       std::string_view allow = {});
     asio::awaitable<bool> SendEvent(milliseconds delay, bool last);
@@ -392,6 +403,7 @@ asio::awaitable<After> Session<AsyncStream>::HandleProvider() {
         case Api::kMessages:
             message = anthropic::ParseMessagesRequest(request().body(), exchange_.request_id);
             exchange_.model = message.request.model;
+            exchange_.output_schema = message.request.output_schema;
             exchange_.prompt_tokens = message.request.input_tokens;
             parse_status = message.status;
             parse_error = std::move(message.error_body);
@@ -418,6 +430,7 @@ asio::awaitable<After> Session<AsyncStream>::HandleProvider() {
         case Api::kChat:
             parsed = openai::ParseChatRequest(request().body());
             exchange_.model = parsed.request.model;
+            exchange_.output_schema = parsed.request.output_schema;
             exchange_.prompt_tokens = parsed.request.prompt_tokens;
             parse_status = parsed.status;
             parse_error = std::move(parsed.error_body);
@@ -528,7 +541,9 @@ asio::awaitable<After> Session<AsyncStream>::HandleProvider() {
         co_return co_await SendStream(parsed.request.include_usage, fault);
     }
 
-    const openai::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt);
+    const std::string structured = StructuredText(fault);
+    const openai::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt,
+                                  structured);
     const std::string completion_id = "chatcmpl-" + exchange_.request_id.substr(4, 24);
     const openai::CompletionIdentity identity{
         completion_id, std::chrono::system_clock::to_time_t(exchange_.arrival), exchange_.model};
@@ -540,7 +555,9 @@ asio::awaitable<After> Session<AsyncStream>::HandleProvider() {
 template <class AsyncStream>
 asio::awaitable<After> Session<AsyncStream>::SendStream(bool include_usage,
                                                         const FaultSpec* fault) {
-    const openai::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt);
+    const std::string structured = StructuredText(fault);
+    const openai::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt,
+                                  structured);
     const std::string completion_id = "chatcmpl-" + exchange_.request_id.substr(4, 24);
     const openai::ChunkEvents events(
         {completion_id, std::chrono::system_clock::to_time_t(exchange_.arrival), exchange_.model},
@@ -619,7 +636,9 @@ asio::awaitable<After> Session<AsyncStream>::AnswerMessages(
                                         {exchange_.prompt_tokens, anthropic::kToolUseOutputTokens});
         exchange_.output_tokens = anthropic::kToolUseOutputTokens;
     } else {
-        const anthropic::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt);
+        const std::string structured = StructuredText(fault);
+        const anthropic::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt,
+                                         structured);
         anthropic::AppendMessage(body, identity, reply,
                                  {exchange_.prompt_tokens, reply.WordCount()});
         exchange_.output_tokens = reply.WordCount();
@@ -632,7 +651,9 @@ asio::awaitable<After> Session<AsyncStream>::AnswerMessages(
 template <class AsyncStream>
 asio::awaitable<After> Session<AsyncStream>::SendMessagesStream(
     const anthropic::MessagesRequest& message, const FaultSpec* fault) {
-    const anthropic::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt);
+    const std::string structured = StructuredText(fault);
+    const anthropic::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt,
+                                     structured);
     const std::string message_id = "msg_" + exchange_.request_id.substr(4, 24);
     const std::string tool_id = "toolu_" + exchange_.request_id.substr(12, 24);
     const anthropic::MessageIdentity identity{message_id, exchange_.model};

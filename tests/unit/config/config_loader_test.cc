@@ -622,3 +622,57 @@ models:
 }
 
 }  // namespace switchyard::config
+
+namespace switchyard::config {
+namespace {
+
+TEST(ConfigLoaderTest, ReadsKeptAnswersAndOutputValidation) {
+    constexpr std::string_view kYaml = R"(idempotency: {ttl_s: 60, max_answer_bytes: 2048}
+models:
+  - name: a
+    cache: {serve: always, ttl_s: 30, max_entries: 5, shared: true}
+    validation:
+      on_invalid: annotate
+      schema: {type: object, required: [x], properties: {x: {type: integer, minimum: 1.5}}}
+    deployments: [{model: m}]
+  - name: b
+    validation: {schema: '{"type":"array"}'}
+    deployments: [{model: m}]
+)";
+    const LoadResult result = LoadConfigText(kYaml, "ok.yaml", FakeEnv({}));
+    ASSERT_NE(result.config, nullptr) << AllProblems(result);
+    const Config& config = *result.config;
+    EXPECT_EQ(config.idempotency.ttl, std::chrono::seconds(60));
+    EXPECT_EQ(config.idempotency.max_answer_bytes, 2048u);
+    const ModelGroup& a = config.models[0];
+    ASSERT_TRUE(a.cache);
+    EXPECT_EQ(a.cache->serve, CacheConfig::Serve::kAlways);
+    EXPECT_EQ(a.cache->max_entries, 5u);
+    EXPECT_TRUE(a.cache->shared);
+    EXPECT_EQ(a.validation.on_invalid, ValidationConfig::OnInvalid::kAnnotate);
+    EXPECT_EQ(a.validation.schema,
+              R"({"type":"object","required":["x"],"properties":{"x":{"type":"integer",)"
+              R"("minimum":1.5}}})");
+    EXPECT_EQ(config.models[1].validation.schema, R"({"type":"array"})");
+    EXPECT_FALSE(config.models[1].cache);
+}
+
+TEST(ConfigLoaderTest, RefusesWrongKeptAnswerAndValidationSettings) {
+    constexpr std::string_view kYaml = R"(idempotency: {ttl_s: 0}
+models:
+  - name: a
+    cache: {serve: sometimes, max_entries: 0}
+    validation: {on_invalid: shrug, schema: "not json"}
+    deployments: [{model: m}]
+)";
+    const LoadResult result = LoadConfigText(kYaml, "bad.yaml", FakeEnv({}));
+    EXPECT_EQ(result.config, nullptr);
+    EXPECT_TRUE(HasProblem(result, 1, "'ttl_s' must be between 1")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 4, "cache 'serve' must be")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 4, "'max_entries' must be between 1")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 5, "'on_invalid' must be")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 5, "must be a JSON Schema object")) << AllProblems(result);
+}
+
+}  // namespace
+}  // namespace switchyard::config

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <cmath>
 #include <vector>
 
 #include "core/json.h"
@@ -54,8 +55,11 @@ void AppendCanonical(const boost::json::value& value, std::string& out, bool top
         case boost::json::kind::double_: {
             // 1, 1.0 and 1e0 are one number.
             const double number = value.to_number<double>();
-            if (number == static_cast<double>(static_cast<long long>(number)) && number > -9.0e15 &&
-                number < 9.0e15) {
+            if (std::isnan(number)) {
+                out += '0';  // the parser's reading of a zero with a huge exponent ("0e777")
+            } else if (std::isinf(number)) {
+                out += number > 0 ? "1e999" : "-1e999";  // beyond a double: one spelling
+            } else if (number > -9.0e15 && number < 9.0e15 && number == std::trunc(number)) {
                 out += std::to_string(static_cast<long long>(number));
             } else {
                 out += boost::json::serialize(boost::json::value(number));

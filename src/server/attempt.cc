@@ -85,7 +85,7 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     ctx.model = deployment.model;
     ctx.upstream_request_id.clear();
     ctx.record.fallback_depth = stage.depth;
-    ctx.validation = {};
+    if (setup.check != nullptr) ctx.validation = {};  // this attempt's answer is checked anew
     ++ctx.record.attempts;
 
     api::RequestOverrides overrides;

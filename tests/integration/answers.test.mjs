@@ -402,3 +402,15 @@ test('on_invalid: annotate returns the failing answer marked; a group schema app
   assert.equal(plain.status, 502, plain.body);
   assert.equal(JSON.parse(plain.body).error.code, 'invalid_output');
 });
+
+test('a schema that refers to itself without end is not checked, and nothing breaks', async () => {
+  await upstream('s-primary');
+  const res = await chat('structured', {
+    content: 'loop',
+    extra: { response_format: { type: 'json_schema',
+                                 json_schema: { name: 'loop', schema: { $ref: '#' } } } },
+  });
+  assert.equal(res.status, 200, res.body);
+  assert.equal(res.headers['x-switchyard-validation'], 'skipped');
+  assert.equal((await chat('chat', { content: 'still here' })).status, 200);
+});

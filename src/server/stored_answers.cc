@@ -40,6 +40,14 @@ answers::KeyLookup FromShared(std::string_view value, std::string_view fingerpri
     return {answers::KeyState::kUnavailable, nullptr};
 }
 
+// A request the key answers with `error` (`outcome` for the metrics). Pass a named error: g++ 12
+// may destroy a temporary argument of a coroutine twice.
+asio::awaitable<void> RefuseByKey(RequestContext& ctx, std::string_view outcome,
+                                  const core::LocalError& error) {
+    ctx.Context().metrics.CountIdempotency(outcome);
+    co_await WriteLocalError(ctx, error);
+}
+
 asio::awaitable<void> Pause(RequestContext& ctx, milliseconds delay) {
     asio::steady_timer timer(ctx.stream.get_executor());
     timer.expires_after(delay);
@@ -188,23 +196,21 @@ asio::awaitable<std::unique_ptr<IdempotencyClaim>> ClaimIdempotencyKey(
                                            "true");
                 co_return nullptr;
             case answers::KeyState::kMismatch: {
-                context.metrics.CountIdempotency("reused");
-                const core::LocalError error{
+                const core::LocalError reused{
                     core::ErrorKind::kIdempotencyKeyReused,
                     "This idempotency key was already used with a different request body; a "
                     "retry must send the same request, a new request needs a new key."};
-                co_await WriteLocalError(ctx, error);
+                co_await RefuseByKey(ctx, "reused", reused);
                 co_return nullptr;
             }
             case answers::KeyState::kUnavailable: {
-                context.metrics.CountIdempotency("unavailable");
-                const core::LocalError error{
+                const core::LocalError unavailable{
                     core::ErrorKind::kIdempotencyUnavailable,
                     fmt::format("The request with this idempotency key already ran, and its "
                                 "answer was larger than the {} bytes kept per key; it is not "
                                 "run again.",
                                 ctx.Config().idempotency.max_answer_bytes)};
-                co_await WriteLocalError(ctx, error);
+                co_await RefuseByKey(ctx, "unavailable", unavailable);
                 co_return nullptr;
             }
             case answers::KeyState::kInFlight:
@@ -212,12 +218,10 @@ asio::awaitable<std::unique_ptr<IdempotencyClaim>> ClaimIdempotencyKey(
         }
         const milliseconds poll = shared ? kSharedPoll : kLocalPoll;
         if (context.clock.Now() + poll > deadline) {
-            context.metrics.CountIdempotency("in_use");
-            const core::LocalError error{
-                core::ErrorKind::kIdempotencyKeyInUse,
-                "A request with this idempotency key is still running; retry it later to get "
-                "its answer."};
-            co_await WriteLocalError(ctx, error);
+            const core::LocalError in_use{core::ErrorKind::kIdempotencyKeyInUse,
+                                          "A request with this idempotency key is still running; "
+                                          "retry it later to get its answer."};
+            co_await RefuseByKey(ctx, "in_use", in_use);
             co_return nullptr;
         }
         waited = true;

@@ -132,6 +132,19 @@ milliseconds Headroom::TryReserve(std::size_t index, const HeadroomCost& cost, d
     return milliseconds(0);
 }
 
+milliseconds Headroom::Spacing(std::size_t index, const HeadroomCost& cost, TimePoint now,
+                               std::size_t lane, double ramp) {
+    Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    milliseconds spacing =
+        std::max({e.requests.TimeToRefill(cost.requests), e.tokens.TimeToRefill(cost.tokens),
+                  e.input_tokens.TimeToRefill(cost.input_tokens)});
+    if (const TokenBucket* ramped = Ramp(e, lane, ramp, now)) {
+        spacing = std::max(spacing, ramped->TimeToRefill(cost.requests));
+    }
+    return spacing;
+}
+
 BucketDemand Headroom::Demand(std::string_view name, const TokenBucket& bucket) const {
     BucketDemand demand;
     demand.name = name;

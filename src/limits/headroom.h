@@ -67,6 +67,11 @@ class Headroom final {
     // would fit.
     std::chrono::milliseconds TryReserve(std::size_t index, const HeadroomCost& cost, double share,
                                          TimePoint now, std::size_t lane = 0, double ramp = 1);
+    // How far apart requests of `cost` for `lane` can be sent once the buckets are empty: the
+    // slowest limited bucket's time to refill that cost (the lane's slow-start bucket included).
+    // 0 when nothing is limited. Predictive shedding spaces a lane's queue by it.
+    std::chrono::milliseconds Spacing(std::size_t index, const HeadroomCost& cost, TimePoint now,
+                                      std::size_t lane = 0, double ramp = 1);
     // A reservation that was not used (the attempt never left): everything goes back.
     void Cancel(std::size_t index, const HeadroomCost& cost, TimePoint now);
     // After an attempt: tokens counted at reservation are reconciled with the usage the provider

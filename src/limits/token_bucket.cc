@@ -67,6 +67,14 @@ std::chrono::milliseconds TokenBucket::TimeUntil(double cost, TimePoint now, dou
         std::chrono::nanoseconds(static_cast<std::int64_t>(wait_ns)));
 }
 
+std::chrono::milliseconds TokenBucket::TimeToRefill(double amount) const {
+    if (!limited_ || amount <= 0) return std::chrono::milliseconds(0);
+    const double ns = amount * static_cast<double>(period_.count()) / capacity_;
+    if (!(ns < 9e18)) return std::chrono::milliseconds::max();
+    return std::chrono::ceil<std::chrono::milliseconds>(
+        std::chrono::nanoseconds(static_cast<std::int64_t>(std::ceil(ns))));
+}
+
 void TokenBucket::Take(double cost, TimePoint now) {
     if (!limited_) return;
     Refill(now);

@@ -33,6 +33,9 @@ class TokenBucket final {
     // bucket; 0 when it would succeed now. Rounded up to whole milliseconds, so a TryTake at
     // now + TimeUntil(...) succeeds.
     std::chrono::milliseconds TimeUntil(double cost, TimePoint now, double floor = 0) const;
+    // How long the bucket takes to refill `amount` (0 when unlimited): the spacing of requests
+    // of that cost once it is empty.
+    std::chrono::milliseconds TimeToRefill(double amount) const;
     // Takes `cost` unconditionally (a request already sent); may go into debt.
     void Take(double cost, TimePoint now);
     // Returns `amount` tokens (reconciliation: a request used less than it reserved); the level

@@ -1,9 +1,11 @@
 #include "policy/retry_after.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -144,6 +146,18 @@ std::optional<milliseconds> ParseRetryAfter(std::optional<std::string_view> retr
         return std::chrono::ceil<milliseconds>(*date - now);
     }
     return std::nullopt;
+}
+
+std::chrono::milliseconds SpreadHint(std::chrono::milliseconds minimum,
+                                     std::chrono::milliseconds spread, double draw) {
+    const double fraction = std::clamp(draw, 0.0, 1.0);
+    const auto extra = std::chrono::milliseconds(static_cast<std::int64_t>(
+        static_cast<double>(std::max<std::int64_t>(0, spread.count())) * fraction));
+    return std::max(minimum, std::chrono::milliseconds(0)) + extra;
+}
+
+std::chrono::milliseconds DefaultSpread(std::chrono::milliseconds minimum) {
+    return std::clamp(minimum / 2, std::chrono::milliseconds(100), std::chrono::milliseconds(5000));
 }
 
 }  // namespace switchyard::policy

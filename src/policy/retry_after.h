@@ -17,4 +17,14 @@ std::optional<std::chrono::milliseconds> ParseRetryAfter(
 // that RFC 9110 says recipients must accept.
 std::optional<std::chrono::system_clock::time_point> ParseHttpDate(std::string_view text);
 
+// The retry hint Switchyard gives many clients it refuses at once (a shed lane, a key over its
+// limit, every deployment cooling down): never before `minimum` — capacity does not exist sooner —
+// and spread by `draw` (uniform in [0, 1)) over the `spread` after it, so the clients that honour
+// it come back over an interval instead of in one wave.
+std::chrono::milliseconds SpreadHint(std::chrono::milliseconds minimum,
+                                     std::chrono::milliseconds spread, double draw);
+
+// The spread when nothing better is known: half the minimum, between 100 ms and 5 s.
+std::chrono::milliseconds DefaultSpread(std::chrono::milliseconds minimum);
+
 }  // namespace switchyard::policy

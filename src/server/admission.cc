@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <random>
 
+#include "policy/retry_after.h"
 #include "policy/spend_cap.h"
 #include "server/admin_handlers.h"
 #include "server/http_io.h"
@@ -191,7 +193,11 @@ asio::awaitable<std::optional<core::LocalError>> Admit(
         if (settlement.admission.refusal != limits::KeyRefusal::kNone) {
             core::LocalError error = KeyRefusalError(policy, settlement.admission);
             context.metrics.CountKeyRefusal(policy.name, RefusalName(settlement.admission.refusal));
-            AddRetryAfter(ctx, settlement.admission.retry_after);
+            // Clients refused together must not come back together: spread after the minimum.
+            const std::chrono::milliseconds minimum = settlement.admission.retry_after;
+            std::uniform_real_distribution<double> uniform(0.0, 1.0);
+            AddRetryAfter(ctx, policy::SpreadHint(minimum, policy::DefaultSpread(minimum),
+                                                  uniform(ctx.worker.rng)));
             settlement.key.reset();  // a refused request counts for nothing
             co_return error;
         }

@@ -20,6 +20,8 @@
 #include "engine/decide.h"
 #include "engine/request_options.h"
 #include "engine/world.h"
+#include "limits/lanes.h"
+#include "policy/retry_after.h"
 #include "policy/spend_cap.h"
 #include "providers/upstream_request.h"
 #include "routing/fallback_plan.h"
@@ -103,7 +105,8 @@ std::string_view ClientCredential(const Request& request) {
     return {};
 }
 
-// A place in a lane's queue, given back when the request stops waiting (on every path).
+// A place in a lane's queue for one deployment, given back when the request stops waiting (on
+// every path). Its ticket, taken when it first waits, keeps its place in line between tries.
 class QueueSlot final {
   public:
     QueueSlot(limits::Lanes& lanes, std::size_t lane) : lanes_(lanes), lane_(lane) {}
@@ -111,15 +114,25 @@ class QueueSlot final {
     QueueSlot& operator=(const QueueSlot&) = delete;
     ~QueueSlot() { Leave(); }
 
-    bool Enter() { return held_ = held_ || lanes_.Enqueue(lane_); }
+    bool Enter(std::size_t deployment) {
+        if (held_ && deployment_ == deployment) return true;
+        Leave();
+        if (!ticket_) ticket_ = lanes_.Ticket(lane_);
+        deployment_ = deployment;
+        return held_ = lanes_.Enqueue(lane_, deployment_, *ticket_);
+    }
     void Leave() {
-        if (held_) lanes_.Dequeue(lane_);
+        if (held_) lanes_.Dequeue(lane_, deployment_, *ticket_);
         held_ = false;
     }
+    // How many wait for `deployment` before this request.
+    int Ahead(std::size_t deployment) const { return lanes_.Ahead(lane_, deployment, ticket_); }
 
   private:
     limits::Lanes& lanes_;
     std::size_t lane_;
+    std::optional<std::uint64_t> ticket_;
+    std::size_t deployment_ = 0;
     bool held_ = false;
 };
 
@@ -234,6 +247,10 @@ struct Walk {
     routing::Regions residency;        // where it may be served (docs/resilience.md#data-residency)
     int outside = 0;                   // deployments of its chain left out for their region
     const CacheSlot* cache = nullptr;  // where its answer is cached (docs/answers.md)
+    // The deployment it last found without headroom, and how far apart that one can take
+    // requests like it (0: unknown).
+    std::size_t waited_for = 0;
+    milliseconds spacing{0};
 };
 
 // A spend cap disabled `deployment`: an error-level line on stderr and, when configured, a POST to
@@ -402,7 +419,14 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
                     const milliseconds wait =
                         co_await ReserveHeadroom(ctx, walk, deployment, cost, now, shared);
                     if (wait > milliseconds(0)) {
-                        event = engine::event::NoHeadroom{wait};
+                        // Predictive shedding: the requests before it for this deployment go
+                        // first, each `spacing` apart; past its deadline the engine sheds it now.
+                        const double ramp = ctx.Lanes().Share(walk.lane, now).ramp;
+                        walk.waited_for = deployment.index;
+                        walk.spacing =
+                            ctx.Headroom().Spacing(deployment.index, cost, now, walk.lane, ramp);
+                        event = engine::event::NoHeadroom{limits::ExpectedWait(
+                            wait, queue.Ahead(deployment.index), walk.spacing)};
                         break;
                     }
                     reserved.emplace(ctx.Headroom(), context.clock, deployment, cost);
@@ -455,7 +479,7 @@ asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
             }
             case Kind::kWait:
                 if (action.wait_for == engine::Action::WaitFor::kHeadroom) {
-                    if (!queue.Enter()) {
+                    if (!queue.Enter(state.targets[action.target].deployment->index)) {
                         event = engine::event::QueueFull{};
                         break;
                     }
@@ -576,7 +600,22 @@ core::LocalError GiveUpError(RequestContext& ctx, const Walk& walk, const engine
     }
     error.status =
         engine::GiveUpStatus(give_up, !walk.notes.empty(), last.status, last.outcome.error_class);
-    if (give_up.retry_after) AddRetryAfter(ctx, *give_up.retry_after);
+    if (give_up.retry_after) {
+        // Many clients may be refused together: never back before capacity exists, and spread
+        // after it (docs/resilience.md#headroom-and-lanes). A shed request is promised the next
+        // free place after those shed before it, and spread within one spacing.
+        milliseconds minimum = *give_up.retry_after;
+        milliseconds spread = policy::DefaultSpread(minimum);
+        if (walk.notes.empty() && give_up.headroom_short_for && walk.spacing > milliseconds(0)) {
+            const Clock::time_point now = ctx.Context().clock.Now();
+            const Clock::time_point promised =
+                ctx.Lanes().Promise(walk.lane, walk.waited_for, now + minimum, walk.spacing);
+            minimum = std::chrono::ceil<milliseconds>(promised - now);
+            spread = walk.spacing;
+        }
+        std::uniform_real_distribution<double> uniform(0.0, 1.0);
+        AddRetryAfter(ctx, policy::SpreadHint(minimum, spread, uniform(ctx.worker.rng)));
+    }
     ctx.reply_headers.emplace_back("x-should-retry", "false");
     return error;
 }

@@ -126,7 +126,8 @@ models:
   assert.equal(first.status, 429);
   assert.equal(first.headers['x-should-retry'], 'false', 'the SDKs must not retry on top');
   const retryAfter = Number(first.headers['retry-after']);
-  assert.ok(retryAfter >= 1 && retryAfter <= 2, `retry-after: ${retryAfter} (the true 2 s)`);
+  // The true 2 s, spread by up to half of it so refused clients do not return together.
+  assert.ok(retryAfter >= 1 && retryAfter <= 3, `retry-after: ${retryAfter} (the true 2 s)`);
   const calls = (await hits(mock, 'l1')).length;
   assert.equal(calls, 1, 'a 2 s retry-after does not fit a 1 s deadline: no second call');
 
@@ -135,7 +136,7 @@ models:
   assert.equal(again.status, 429);
   assert.ok(Date.now() - t0 < 200, 'answered at once');
   assert.equal(again.headers['x-should-retry'], 'false');
-  assert.ok(Number(again.headers['retry-after-ms']) <= 2000);
+  assert.ok(Number(again.headers['retry-after-ms']) <= 3000);
   assert.match(JSON.parse(again.body).error.message,
                /is rate-limited; the first can serve again in \d+\.\d+ s\./);
   assert.equal((await hits(mock, 'l1')).length, calls, 'no upstream call');
@@ -193,8 +194,10 @@ models:
   assert.equal(during.status, 503);
   assert.match(JSON.parse(during.body).error.message, /cooling down/);
   const ms = Number(during.headers['retry-after-ms']);
-  assert.ok(ms > 1000 && ms <= 1500, `retry-after-ms ${ms}: the rest of the 1.5 s cooldown`);
-  assert.equal(during.headers['retry-after'], '2', 'whole seconds, rounded up');
+  // The rest of the 1.5 s cooldown, spread by at most half of it.
+  assert.ok(ms > 1000 && ms <= 2250, `retry-after-ms ${ms}: the rest of the 1.5 s cooldown`);
+  assert.equal(during.headers['retry-after'], String(Math.ceil(ms / 1000)),
+               'whole seconds, rounded up');
   assert.equal((await hits(mock, 'sick')).length, 1);
 
   await sleep(ms + 20);

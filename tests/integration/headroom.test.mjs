@@ -5,7 +5,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMock, startGateway, request } from './harness.mjs';
+import { startMock, startGateway, request, sleep } from './harness.mjs';
 
 const MASTER = 'test-master-key-0123456789';
 let mock;
@@ -177,6 +177,48 @@ test('a lane with slow start ramps its request rate up after idleness', async ()
     console.log(`# 8 requests spread over: batch ${batch.toFixed(0)} ms, backfill ${backfill.toFixed(0)} ms`);
     assert.ok(batch < 1000, `batch took ${batch} ms`);
     assert.ok(backfill >= 1500, `backfill took ${backfill} ms`);
+  } finally {
+    await gateway.stop();
+  }
+});
+
+// Predictive shedding (issue figures in the README's headroom section): 12 interactive requests
+// at once with a 2 s deadline against a deployment limited to 120 RPM (a bucket of 2, refilled
+// 527 ms apart). Two go at once and three more fit within 2 s (at about 0.53, 1.05 and 1.58 s);
+// the other seven are shed as soon as they arrive, each told when capacity for it will exist.
+test('a burst past the deadline is shed at once, with spread hints; the second wave gets more through',
+     async () => {
+  await setLimits({ rpm: 120 });
+  const gateway = await gatewayFor('', { models: ', limits: {rpm: 120}' });
+  try {
+    const t0 = Date.now();
+    const first = await Promise.all(Array.from({ length: 12 }, () =>
+      chat(gateway, 'interactive', 2000).then((a) => ({ ...a, ms: Date.now() - t0 }))));
+    const served = first.filter((a) => a.status === 200);
+    const shed = first.filter((a) => a.status === 429);
+    assert.equal(served.length, 5, 'exactly those that fit the deadline are served');
+    assert.equal(shed.length, 7);
+    for (const a of shed) {
+      assert.equal(JSON.parse(a.body).error.code, 'upstream_headroom_exhausted');
+      assert.ok(a.ms < 250, `shed after ${a.ms} ms: at once, not at the deadline`);
+    }
+    const hints = shed.map((a) => Number(a.headers['retry-after-ms']));
+    const repeats = Math.max(...[...new Set(hints)].map((h) => hints.filter((x) => x === h).length));
+    assert.ok(repeats <= Math.max(1, Math.floor(hints.length / 4)), `hints ${hints}`);
+    assert.ok(Math.min(...hints) >= 1500, `no hint before capacity for it exists: ${hints}`);
+    assert.equal((await mock.stats()).rate_limited.total, 0, 'no upstream 429');
+
+    // The shed clients come back when told to.
+    const second = await Promise.all(hints.map((ms) =>
+      sleep(ms).then(() => chat(gateway, 'interactive', 2000))));
+    const servedAgain = second.filter((a) => a.status === 200).length;
+    console.log(`first wave: ${served.length}/12 served, 7 shed within ` +
+                `${Math.max(...shed.map((a) => a.ms))} ms, hints ${hints.sort((a, b) => a - b)} ms; ` +
+                `second wave: ${servedAgain}/7 served`);
+    // Told to come back one after the other, every one of them fits (had they come back
+    // together, the bucket would again take only five).
+    assert.equal(servedAgain, shed.length, `second wave ${servedAgain}/7 vs first 5/12`);
+    assert.equal((await mock.stats()).rate_limited.total, 0, 'no upstream 429');
   } finally {
     await gateway.stop();
   }

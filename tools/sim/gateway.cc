@@ -43,7 +43,9 @@ struct SimGateway::Walk {
     engine::AttemptState state;
     std::vector<engine::TargetHealth> health_now;
     engine::Event event = engine::event::Start{};
-    bool queued = false;  // holds a place in its lane's queue
+    bool queued = false;                  // holds a place in its lane's queue
+    std::size_t queued_for = 0;           // the deployment it waits for there
+    std::optional<std::uint64_t> ticket;  // its place in line, kept between tries
     int attempts = 0;
     unsigned last_status = 0;
     policy::ErrorClass last_class = policy::ErrorClass::kNone;
@@ -116,7 +118,7 @@ void SimGateway::Step(const std::shared_ptr<Walk>& walk) {
         const bool headroom_wait =
             action.kind == Kind::kWait && action.wait_for == engine::Action::WaitFor::kHeadroom;
         if (!headroom_wait && walk->queued) {
-            lanes_.Dequeue(walk->request.lane);
+            lanes_.Dequeue(walk->request.lane, walk->queued_for, *walk->ticket);
             walk->queued = false;
         }
         switch (action.kind) {
@@ -131,7 +133,12 @@ void SimGateway::Step(const std::shared_ptr<Walk>& walk) {
                     const milliseconds wait = headroom_.TryReserve(
                         deployment.index, cost, grant.share, now, walk->request.lane, grant.ramp);
                     if (wait > milliseconds(0)) {
-                        walk->event = engine::event::NoHeadroom{wait};
+                        // Predictive shedding, as the gateway does it (server/chat_handler.cc).
+                        const milliseconds spacing = headroom_.Spacing(
+                            deployment.index, cost, now, walk->request.lane, grant.ramp);
+                        walk->event = engine::event::NoHeadroom{limits::ExpectedWait(
+                            wait, lanes_.Ahead(walk->request.lane, deployment.index, walk->ticket),
+                            spacing)};
                         continue;
                     }
                     reserved = true;
@@ -151,9 +158,17 @@ void SimGateway::Step(const std::shared_ptr<Walk>& walk) {
                 Send(walk, action.target);  // its reservation is settled when it ends
                 return;
             }
-            case Kind::kWait:
+            case Kind::kWait: {
+                const std::size_t waits_for =
+                    headroom_wait ? walk->state.targets[action.target].deployment->index : 0;
+                if (headroom_wait && walk->queued && walk->queued_for != waits_for) {
+                    lanes_.Dequeue(walk->request.lane, walk->queued_for, *walk->ticket);
+                    walk->queued = false;
+                }
                 if (headroom_wait && !walk->queued) {
-                    walk->queued = lanes_.Enqueue(walk->request.lane);
+                    if (!walk->ticket) walk->ticket = lanes_.Ticket(walk->request.lane);
+                    walk->queued_for = waits_for;
+                    walk->queued = lanes_.Enqueue(walk->request.lane, waits_for, *walk->ticket);
                     if (!walk->queued) {
                         walk->event = engine::event::QueueFull{};
                         continue;
@@ -164,6 +179,7 @@ void SimGateway::Step(const std::shared_ptr<Walk>& walk) {
                     Step(walk);
                 });
                 return;
+            }
             case Kind::kReplaceChain: {
                 const routing::PlannedGroup stage = walk->state.stages[walk->state.stage].group;
                 const std::vector<routing::PlannedGroup> semantic =
@@ -329,7 +345,7 @@ void SimGateway::AttemptEnded(const std::shared_ptr<Walk>& walk, std::size_t tar
 
 void SimGateway::Finish(const std::shared_ptr<Walk>& walk, GatewayAnswer answer) {
     if (walk->queued) {
-        lanes_.Dequeue(walk->request.lane);
+        lanes_.Dequeue(walk->request.lane, walk->queued_for, *walk->ticket);
         walk->queued = false;
     }
     answer.attempts = walk->attempts;

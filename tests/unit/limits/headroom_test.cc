@@ -151,17 +151,66 @@ TEST(LanesTest, ALaneYieldsWhileOneWithALargerShareWaits) {
     Lanes lanes(
         {{"interactive", 1.0, 2, milliseconds(0), 0}, {"batch", 0.5, 1, milliseconds(0), 0}});
     EXPECT_DOUBLE_EQ(lanes.Share(1, kT0).share, 0.5);
-    ASSERT_TRUE(lanes.Enqueue(0));
+    const std::uint64_t a = lanes.Ticket(0), b = lanes.Ticket(0), c = lanes.Ticket(0);
+    ASSERT_TRUE(lanes.Enqueue(0, 0, a));
     EXPECT_DOUBLE_EQ(lanes.Share(1, kT0).share, 0);
     EXPECT_DOUBLE_EQ(lanes.Share(0, kT0).share, 1.0);
-    ASSERT_TRUE(lanes.Enqueue(0));
-    EXPECT_FALSE(lanes.Enqueue(0));  // queue of 2 is full
-    lanes.Dequeue(0);
-    lanes.Dequeue(0);
+    ASSERT_TRUE(lanes.Enqueue(0, 0, b));
+    EXPECT_FALSE(lanes.Enqueue(0, 0, c));  // queue of 2 is full
+    lanes.Dequeue(0, 0, a);
+    lanes.Dequeue(0, 0, b);
     EXPECT_DOUBLE_EQ(lanes.Share(1, kT0).share, 0.5);
-    ASSERT_TRUE(lanes.Enqueue(1));
-    EXPECT_FALSE(lanes.Enqueue(1));
+    ASSERT_TRUE(lanes.Enqueue(1, 0, lanes.Ticket(1)));
+    EXPECT_FALSE(lanes.Enqueue(1, 0, lanes.Ticket(1)));
     EXPECT_EQ(lanes.Waiting(1), 1);
+}
+
+TEST(LanesTest, TicketsOrderEachDeploymentsQueueByArrival) {
+    Lanes lanes({{"interactive", 1.0, 10, milliseconds(0), 0}});
+    const std::uint64_t first = lanes.Ticket(0), second = lanes.Ticket(0), third = lanes.Ticket(0);
+    ASSERT_TRUE(lanes.Enqueue(0, 7, third));
+    ASSERT_TRUE(lanes.Enqueue(0, 7, first));
+    ASSERT_TRUE(lanes.Enqueue(0, 9, second));  // another deployment: another line
+    EXPECT_EQ(lanes.Ahead(0, 7, first), 0);
+    EXPECT_EQ(lanes.Ahead(0, 7, second), 1);  // between tries: only `first` is before it
+    EXPECT_EQ(lanes.Ahead(0, 7, third), 1);
+    EXPECT_EQ(lanes.Ahead(0, 7, std::nullopt), 2);  // a newcomer is behind everyone
+    EXPECT_EQ(lanes.Ahead(0, 9, std::nullopt), 1);
+    lanes.Dequeue(0, 7, first);
+    EXPECT_EQ(lanes.Ahead(0, 7, third), 0);
+    EXPECT_EQ(lanes.Waiting(0), 2);
+}
+
+TEST(LanesTest, RequestsShedTogetherArePromisedOneSpacingApart) {
+    Lanes lanes({{"interactive", 1.0, 10, milliseconds(0), 0}});
+    const milliseconds spacing(500);
+    EXPECT_EQ(lanes.Promise(0, 3, kT0 + milliseconds(2000), spacing), kT0 + milliseconds(2000));
+    EXPECT_EQ(lanes.Promise(0, 3, kT0 + milliseconds(2000), spacing), kT0 + milliseconds(2500));
+    EXPECT_EQ(lanes.Promise(0, 3, kT0 + milliseconds(2100), spacing), kT0 + milliseconds(3000));
+    // Another deployment has its own line; a later earliest time wins over an old promise.
+    EXPECT_EQ(lanes.Promise(0, 4, kT0 + milliseconds(2000), spacing), kT0 + milliseconds(2000));
+    EXPECT_EQ(lanes.Promise(0, 3, kT0 + milliseconds(9000), spacing), kT0 + milliseconds(9000));
+}
+
+TEST(LanesTest, TheExpectedWaitCountsTheQueueAheadAndSaturates) {
+    EXPECT_EQ(ExpectedWait(milliseconds(300), 0, milliseconds(500)), milliseconds(300));
+    EXPECT_EQ(ExpectedWait(milliseconds(300), 3, milliseconds(500)), milliseconds(1800));
+    EXPECT_EQ(ExpectedWait(milliseconds(300), 3, milliseconds(0)), milliseconds(300));
+    EXPECT_EQ(ExpectedWait(milliseconds(300), 1'000'000, milliseconds::max()),
+              std::chrono::hours(24));
+}
+
+TEST(HeadroomTest, SpacingIsTheSlowestBucketsTimeToRefillOneRequest) {
+    config::DeploymentLimits limits;
+    limits.rpm = 120;
+    limits.tpm = 6000;
+    const config::Config config = OneDeployment(config::Provider::kOpenAi, limits);
+    Headroom headroom(config, kT0);
+    // 120 RPM at 95 %: 1.9 per second, 526.3 ms apart; 100 tokens of 6000 TPM: 1,052.6 ms.
+    EXPECT_EQ(headroom.Spacing(0, HeadroomCost{1, 0, 0, false}, kT0), milliseconds(527));
+    EXPECT_EQ(headroom.Spacing(0, HeadroomCost{1, 100, 0, false}, kT0), milliseconds(1053));
+    const config::Config open = OneDeployment(config::Provider::kOpenAi, {});
+    EXPECT_EQ(Headroom(open, kT0).Spacing(0, HeadroomCost{1, 100, 0, false}, kT0), milliseconds(0));
 }
 
 TEST(LanesTest, SlowStartRampsALanesRate) {

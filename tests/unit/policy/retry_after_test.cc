@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 #include <string>
 
 namespace switchyard::policy {
@@ -189,6 +190,29 @@ TEST(ParseRetryAfterTest, RetryAfterMsWinsAndFallsBackWhenUnusable) {
     EXPECT_EQ(ParseRetryAfter("", "Tue, 14 Nov 2023 22:13:50 GMT", kNow), milliseconds(30'000));
     EXPECT_FALSE(ParseRetryAfter("junk", "junk", kNow));
     EXPECT_FALSE(ParseRetryAfter(std::nullopt, std::nullopt, kNow));
+}
+
+}  // namespace
+}  // namespace switchyard::policy
+
+namespace switchyard::policy {
+namespace {
+
+TEST(SpreadHintTest, NeverBeforeTheMinimumAndSpreadOverTheInterval) {
+    using std::chrono::milliseconds;
+    EXPECT_EQ(SpreadHint(milliseconds(500), milliseconds(200), 0.0), milliseconds(500));
+    EXPECT_EQ(SpreadHint(milliseconds(500), milliseconds(200), 0.5), milliseconds(600));
+    EXPECT_EQ(SpreadHint(milliseconds(500), milliseconds(200), 0.999), milliseconds(699));
+    EXPECT_EQ(SpreadHint(milliseconds(500), milliseconds(-5), 0.7), milliseconds(500));
+    // Twenty clients refused at once: twenty draws give (almost) twenty different hints.
+    std::set<long long> hints;
+    for (int i = 0; i < 20; ++i) {
+        hints.insert(SpreadHint(milliseconds(500), milliseconds(526), (i + 0.5) / 20).count());
+    }
+    EXPECT_EQ(hints.size(), 20u);
+    EXPECT_EQ(DefaultSpread(milliseconds(60'000)), milliseconds(5'000));
+    EXPECT_EQ(DefaultSpread(milliseconds(1'000)), milliseconds(500));
+    EXPECT_EQ(DefaultSpread(milliseconds(10)), milliseconds(100));
 }
 
 }  // namespace

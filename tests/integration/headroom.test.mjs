@@ -186,7 +186,7 @@ test('a lane with slow start ramps its request rate up after idleness', async ()
 // at once with a 2 s deadline against a deployment limited to 120 RPM (a bucket of 2, refilled
 // 527 ms apart). Two go at once and three more fit within 2 s (at about 0.53, 1.05 and 1.58 s);
 // the other seven are shed as soon as they arrive, each told when capacity for it will exist.
-test('a burst past the deadline is shed at once, with spread hints; the second wave gets more through',
+test('a burst past the deadline is shed at once, with spread hints that bring every one of them back in',
      async () => {
   await setLimits({ rpm: 120 });
   const gateway = await gatewayFor('', { models: ', limits: {rpm: 120}' });

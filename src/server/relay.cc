@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <boost/json.hpp>
 #include <optional>
 
@@ -29,25 +30,62 @@ void NoteUsage(RequestContext& ctx, std::string_view json) {
     }
 }
 
-// Writes a stream's response header (the commit point). False when the client is gone.
-asio::awaitable<bool> WriteStreamHead(RequestContext& ctx,
-                                      http::response_serializer<http::empty_body>& serializer) {
+// A stream's response head as it goes downstream; captured for kept answers. Written together
+// with the stream's first bytes (WriteStreamPart).
+std::string StreamHead(RequestContext& ctx, const http::response<http::empty_body>& response) {
+    std::string head;
+    head.reserve(512);
+    fmt::format_to(std::back_inserter(head), "HTTP/1.1 {} {}\r\n", response.result_int(),
+                   http::obsolete_reason(response.result()));
+    for (const auto& field : response.base()) {
+        AppendHeader(head, field.name_string(), field.value());
+    }
     if (ctx.capture != nullptr) {
         std::string lines;
-        for (const auto& field : serializer.get().base()) {
+        for (const auto& field : response.base()) {
             if (!answers::IsFramingHeader(field.name_string())) {
                 AppendHeader(lines, field.name_string(), field.value());
             }
         }
-        ctx.capture->StreamHead(serializer.get().result_int(), std::move(lines));
+        ctx.capture->StreamHead(response.result_int(), std::move(lines));
     }
+    head += "\r\n";
+    return head;
+}
+
+// One write downstream: the response head when it has not gone yet (`head`, emptied once sent:
+// the commit point), `body` as one chunk (none when empty) and, when `last`, the terminating
+// chunk. One upstream read costs one write, whatever it carried. False when the client is gone.
+asio::awaitable<bool> WriteStreamPart(RequestContext& ctx, std::string& head, std::string_view body,
+                                      bool last) {
+    std::array<char, 20> size_line;
+    const auto size_end =
+        fmt::format_to_n(size_line.data(), size_line.size(), "{:x}\r\n", body.size()).out;
+    static constexpr std::string_view kChunkEnd = "\r\n";
+    static constexpr std::string_view kLastChunk = "0\r\n\r\n";
+    const bool chunk = !body.empty();
+    const std::array<asio::const_buffer, 5> buffers{
+        asio::buffer(head),
+        asio::buffer(size_line.data(),
+                     chunk ? static_cast<std::size_t>(size_end - size_line.data()) : 0),
+        asio::buffer(body.data(), body.size()),
+        asio::buffer(kChunkEnd.data(), chunk ? kChunkEnd.size() : 0),
+        asio::buffer(kLastChunk.data(), last ? kLastChunk.size() : 0)};
     ctx.watch.Arm(ctx.stream.socket(), ctx.Context().clock.Now() + kDownstreamWriteTimeout);
-    auto [ec, written] = co_await http::async_write_header(ctx.stream, serializer, kTuple);
-    ctx.watch.Disarm();
+    auto [ec, written] = co_await asio::async_write(ctx.stream, buffers, kTuple);
+    ctx.watch.Disarm();  // the next upstream read may take longer than a write may
     ctx.record.bytes_out += written;
-    if (ec) ctx.keep_alive = false;
-    ctx.stream_open = !ec;
-    co_return !ec;
+    if (!head.empty()) {
+        ctx.stream_open = true;
+        head.clear();
+    }
+    if (ec) {
+        ctx.keep_alive = false;
+        ctx.stream_open = false;  // nobody left to tell
+        co_return false;
+    }
+    if (last) ctx.stream_open = false;
+    co_return true;
 }
 
 }  // namespace
@@ -228,7 +266,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
     response.set(http::field::server, "switchyard");
     response.keep_alive(ctx.keep_alive);
     response.chunked(true);
-    http::response_serializer<http::empty_body> serializer{response};
+    std::string head;  // the response head, from the commit point until it is written
 
     core::SseParser sse;
     core::SseEvent event;
@@ -249,10 +287,12 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         bool progress = false;
         while (sse.Next(event)) {
             if (api::IsErrorEvent(event)) {
-                // Before any content the attempt failed and nothing went downstream; after it the
-                // stream ends here with Switchyard's error event.
+                // Before any content the attempt failed and nothing went downstream; after it —
+                // even content of this same read, not yet written — the stream ends here with
+                // Switchyard's error event.
                 result.error_event = event.data;
-                if (!result.committed) co_return result;
+                const bool commits = content_seen && !options.background && !options.assemble;
+                if (!result.committed && !commits) co_return result;
                 break;
             }
             if (api::IsEndEvent(event)) done_seen = true;
@@ -267,30 +307,24 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         }
         if (progress) call.SetReadDeadline(clock.Now() + options.chunk);
         if (!result.committed && content_seen && !options.background && !options.assemble) {
-            // The commit point: the response header and everything held go out in one write.
+            // The commit point: the response head and everything held go out in one write.
             result.committed = true;
             SetServedHeaders(ctx, response);
             ctx.record.status = response.result_int();
-            const bool sent = co_await WriteStreamHead(ctx, serializer);
-            if (!sent && !ctx.detached) co_return result;
-            client_lost = !sent;
+            head = StreamHead(ctx, response);
             out.swap(held);
         }
         if (out.empty() || !result.committed || !result.error_event.empty()) continue;
+        // The upstream has ended: this read's events go out with the terminating chunk, below.
+        if (call.Done()) continue;
         if (ctx.capture != nullptr) ctx.capture->StreamBytes(out);
         if (client_lost) {
             out.clear();  // a detached request relays on for its stored answer only
             continue;
         }
-        ctx.watch.Arm(ctx.stream.socket(), clock.Now() + kDownstreamWriteTimeout);
-        auto [ec, written] =
-            co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(out)), kTuple);
-        ctx.watch.Disarm();  // the next upstream read may take longer than a write may
-        ctx.record.bytes_out += written;
+        const bool sent = co_await WriteStreamPart(ctx, head, out, false);
         out.clear();
-        if (ec) {
-            ctx.keep_alive = false;
-            ctx.stream_open = false;  // nobody left to tell
+        if (!sent) {
             ctx.error = "client went away during the stream";
             if (!ctx.detached) co_return result;
             client_lost = true;
@@ -344,12 +378,11 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
             co_await WriteResponse(ctx, json);
             co_return result;
         }
-        // A whole stream (background mode, or one without content): deliver it now.
+        // A whole stream (background mode, or one without content): delivered below, in one
+        // write with its head.
         SetServedHeaders(ctx, response);
         ctx.record.status = response.result_int();
-        const bool sent = co_await WriteStreamHead(ctx, serializer);
-        if (!sent && !ctx.detached) co_return result;
-        client_lost = !sent;
+        head = StreamHead(ctx, response);
     }
     out.append(held);
     if (result.Failed()) {
@@ -375,23 +408,9 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         if (result.Failed()) ctx.capture->transient = true;
     }
     if (client_lost) co_return result;
-    ctx.watch.Arm(ctx.stream.socket(), clock.Now() + kDownstreamWriteTimeout);
-    if (!out.empty()) {
-        auto [ec, written] =
-            co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(out)), kTuple);
-        ctx.record.bytes_out += written;
-        if (ec) {
-            ctx.keep_alive = false;
-            ctx.stream_open = false;
-            co_return result;
-        }
-    }
-    auto [last_ec, last_written] =
-        co_await asio::async_write(ctx.stream, http::make_chunk_last(), kTuple);
-    ctx.record.bytes_out += last_written;
-    ctx.stream_open = false;
-    ctx.watch.Disarm();
-    if (last_ec) ctx.keep_alive = false;
+    // The rest, the error event if any and the terminating chunk (and the head of a stream
+    // delivered whole): one write.
+    co_await WriteStreamPart(ctx, head, out, true);
     co_return result;
 }
 

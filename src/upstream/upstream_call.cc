@@ -160,6 +160,18 @@ asio::awaitable<std::size_t> UpstreamCall::ReadSome(char* buffer, std::size_t si
         ec = co_await ReadSomeOn(*connection_->tcp);
     }
     if (ec == http::error::need_buffer) ec = {};
+    // Then every chunk that arrived with it, without reading again: a provider that sends many
+    // events in one packet costs one read here, and one write downstream (server/relay.cc).
+    beast::flat_buffer& buffered = connection_->buffer;
+    while (!ec && !parser_->is_done() && parser_->get().body().size > 0 && buffered.size() > 0) {
+        const std::size_t used = parser_->put(buffered.data(), ec);
+        buffered.consume(used);
+        if (ec == http::error::need_more || ec == http::error::need_buffer) {
+            ec = {};  // a chunk not yet whole, or no room left: the next read goes on
+            break;
+        }
+        if (used == 0) break;
+    }
     if (ec) {
         Fail("the response body", ec);
         co_return 0;

@@ -152,6 +152,7 @@ std::string ApplyToken(std::string_view key, std::string_view value, FaultSpec& 
     if (key == "close") return set_flag(spec.close);
     if (key == "tool_use") return set_flag(spec.tool_use);
     if (key == "invalid_output") return set_flag(spec.invalid_output);
+    if (key == "one_write") return set_flag(spec.one_write);
     if (key == "probability") {
         const auto p = ParseDouble(value, 0.0, 1.0);
         if (!p) return BadValue(key, value, "a number in [0, 1]");
@@ -184,6 +185,10 @@ std::string CheckCombination(const FaultSpec& spec) {
     }
     if (spec.error && !first_ending.empty() && first_ending != "error_after_chunks") {
         return fmt::format("error and {} cannot be combined", first_ending);
+    }
+    if (spec.one_write && (!first_ending.empty() || spec.delay_first_chunk.count() > 0 ||
+                           spec.delay_chunks.count() > 0)) {
+        return "one_write cannot be combined with a stream cut or delays between events";
     }
     if (spec.retry_after_s && spec.retry_after_date_s) {
         return "retry_after and retry_after_date cannot be combined";

@@ -70,6 +70,9 @@ struct FaultSpec final {
     bool tool_use = false;
     // A request that asks for a JSON schema gets a reply that breaks it (docs/mock.md).
     bool invalid_output = false;
+    // A stream's head and every event (each its own chunk) go out in one write, as a provider
+    // whose events arrive in one packet (docs/mock.md).
+    bool one_write = false;
 
     double probability = 1.0;
 

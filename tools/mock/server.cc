@@ -208,6 +208,7 @@ class Session final {
     asio::awaitable<After> ReplyPlain(int status, std::string body, bool keep_alive,
                                       std::string_view allow = {});
     asio::awaitable<bool> SendEvent(milliseconds delay, bool last);
+    asio::awaitable<bool> Emit(bool last);
     asio::awaitable<bool> SendEnd(milliseconds delay);
     asio::awaitable<bool> Write();
     asio::awaitable<void> Sleep(milliseconds duration);
@@ -230,6 +231,8 @@ class Session final {
     beast::flat_buffer buffer_;
     std::optional<http::request_parser<http::string_body>> parser_;
     std::string out_;    // Bytes of the next write; capacity reused across responses.
+    bool hold_ = false;  // a whole stream is kept for one write (`one_write`)
+    std::string held_;
     std::string event_;  // One SSE event before chunk framing.
     Exchange exchange_;  // The provider request being answered.
 };
@@ -570,8 +573,10 @@ asio::awaitable<After> Session<AsyncStream>::SendStream(bool include_usage,
     const int cut = cut_after ? std::min(words, *cut_after) : words + 1;
 
     out_.clear();
+    hold_ = fault != nullptr && fault->one_write;
+    held_.clear();
     AppendProviderHead(200, kEventStream, std::nullopt, fault);
-    bool ok = co_await Write();
+    bool ok = co_await Emit(false);
     if (!ok) co_return After::kGone;
 
     event_.clear();
@@ -666,8 +671,10 @@ asio::awaitable<After> Session<AsyncStream>::SendMessagesStream(
     const int cut = cut_after ? std::min(deltas, *cut_after) : deltas + 1;
 
     out_.clear();
+    hold_ = fault != nullptr && fault->one_write;
+    held_.clear();
     AppendProviderHead(200, kEventStream, std::nullopt, fault);
-    bool ok = co_await Write();
+    bool ok = co_await Emit(false);
     if (!ok) co_return After::kGone;
 
     event_.clear();
@@ -781,8 +788,10 @@ asio::awaitable<After> Session<AsyncStream>::SendResponsesStream(
     const int cut = cut_after ? std::min(deltas, *cut_after) : deltas + 1;
 
     out_.clear();
+    hold_ = fault != nullptr && fault->one_write;
+    held_.clear();
     AppendProviderHead(200, kEventStream, std::nullopt, fault);
-    bool ok = co_await Write();
+    bool ok = co_await Emit(false);
     if (!ok) co_return After::kGone;
 
     for (int step = 0; ok && step < events.OpeningCount(); ++step) {
@@ -840,7 +849,7 @@ asio::awaitable<bool> Session<AsyncStream>::SendEvent(milliseconds delay, bool l
     fmt::format_to(std::back_inserter(out_), "{:x}\r\n", event_.size());
     out_ += event_;
     out_ += last ? "\r\n0\r\n\r\n" : "\r\n";
-    co_return co_await Write();
+    co_return co_await Emit(last);
 }
 
 // The terminating zero-length chunk alone: a clean end where the stream's end event should be.
@@ -848,6 +857,19 @@ template <class AsyncStream>
 asio::awaitable<bool> Session<AsyncStream>::SendEnd(milliseconds delay) {
     if (delay.count() > 0) co_await Sleep(delay);
     out_ = "0\r\n\r\n";
+    co_return co_await Emit(true);
+}
+
+// One write of a stream's next bytes — or, while a whole stream is held (`one_write`), kept for
+// one write at its end.
+template <class AsyncStream>
+asio::awaitable<bool> Session<AsyncStream>::Emit(bool last) {
+    if (!hold_) co_return co_await Write();
+    held_ += out_;
+    if (!last) co_return true;
+    hold_ = false;
+    out_.swap(held_);
+    held_.clear();
     co_return co_await Write();
 }
 

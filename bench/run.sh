@@ -52,6 +52,17 @@ CSV="$PREFIX.csv"
 REPORT="$PREFIX.txt"
 
 start_mock
+# Stream shape (MODE=stream): `events` — the mock writes each SSE event on its own (the default);
+# `one_write` — the whole stream in one write, as a provider whose events arrive in one packet.
+SHAPE="${SHAPE:-events}"
+case "$SHAPE" in
+    events) ;;
+    one_write)
+        curl -sf -X POST "http://127.0.0.1:$MOCK_PORT/mock/scenario" \
+            -d '{"rules":[{"fault":"one_write=1"}]}' >/dev/null || die "the mock refused one_write"
+        ;;
+    *) die "SHAPE must be events or one_write" ;;
+esac
 start_nginx
 start_switchyard
 
@@ -318,7 +329,7 @@ mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
     fi
     machine_facts
     echo "setup: mock (1 thread) + wrk -t1 on CPU $LOAD_CPU; nginx (1 worker, upstream keepalive 64, proxy_buffering off, access log: $NGINX_ACCESS_LOG) and switchyard (--workers 1, access log on -> /dev/null) on CPU $PROXY_CPU"
-    echo "runs: $REPS reps x ${DURATION}s per target per connection count, targets interleaved, ${WARMUP}s warm-up each; request body $(field body_bytes "$(ls "$WORK_DIR"/wrk-1-* | head -1)") bytes$([ "$MODE" = stream ] && echo "; $EXPECTED_FRAMES SSE events per stream")"
+    echo "runs: $REPS reps x ${DURATION}s per target per connection count, targets interleaved, ${WARMUP}s warm-up each; request body $(field body_bytes "$(ls "$WORK_DIR"/wrk-1-* | head -1)") bytes$([ "$MODE" = stream ] && echo "; $EXPECTED_FRAMES SSE events per stream, shape $SHAPE")"
     echo "idle before load: CPU0 ${IDLE_CPU0}% busy, CPU1 ${IDLE_CPU1}% busy"
     echo "waits for a quiet machine before runs: $WAITS, ${WAITED_SECS}s in all"
     if [ "${#BUSY_NOTES[@]}" -gt 0 ]; then

@@ -92,9 +92,9 @@ std::optional<std::string> CanonicalJson(std::string_view body) {
 
 std::optional<std::string> CacheKey(std::string_view group, std::string_view route,
                                     std::string_view scope, std::string_view body) {
-    if (!core::IsJsonObject(body)) return std::nullopt;
+    // One parse: the canonical form of an object is the only one that starts with '{'.
     std::optional<std::string> canonical = CanonicalJson(body);
-    if (!canonical) return std::nullopt;
+    if (!canonical || !canonical->starts_with('{')) return std::nullopt;
     std::string text;
     text.reserve(group.size() + route.size() + scope.size() + canonical->size() + 3);
     text.append(group).append(1, '\0').append(route).append(1, '\0').append(scope).append(1, '\0');

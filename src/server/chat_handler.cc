@@ -806,15 +806,20 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
         co_await WriteUnanswered(ctx, nullptr, refusal);
         co_return;
     }
-    const std::string scope = ClientScope(ctx, ctx.key_name.empty() ? nullptr : &ctx.key_name);
+    const std::string* key = std::get_if<std::string>(&idempotency_key);
+    const config::ModelGroup* first_group = config.FindGroup(requested.front());
+    // Whose answers these are: only worked out (a SHA-256 of the credential) when something is
+    // kept — not on the path of every request.
+    const std::string scope = key != nullptr || (first_group != nullptr && first_group->cache)
+                                  ? ClientScope(ctx, ctx.key_name.empty() ? nullptr : &ctx.key_name)
+                                  : std::string();
     std::unique_ptr<IdempotencyClaim> claim;
-    if (const auto* key = std::get_if<std::string>(&idempotency_key)) {
+    if (key != nullptr) {
         claim = co_await ClaimIdempotencyKey(ctx, *key, scope, client_body, deadline);
         if (claim == nullptr) co_return;  // answered from the key
         ctx.detached = true;  // its retry will want the answer even if this client leaves
     }
     AnswerKeeping keeping(ctx);
-    const config::ModelGroup* first_group = config.FindGroup(requested.front());
     // A cached answer was served within the regions its request allowed: only a request with
     // the same constraint may get it.
     const std::string cache_scope =

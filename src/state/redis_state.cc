@@ -332,8 +332,11 @@ asio::awaitable<std::optional<std::string>> RedisState::ClaimIdempotency(unsigne
     std::vector<std::string> keys{Key(fmt::format("i:{}", key), "answer")};
     std::vector<std::string> args{std::move(fingerprint),
                                   std::to_string(std::max<std::int64_t>(1, lease.count()))};
+    // A claim decided locally would let two replicas run the same key: it waits for Redis up to
+    // a second (the request it guards takes longer than that anyway), not the usual timeout.
+    const milliseconds timeout = std::max(config_.timeout, kIdempotencyClaimTimeout);
     RedisConnection::Reply reply = co_await Eval(*connection, IdempotencyClaimScript(),
-                                                 std::move(keys), std::move(args), config_.timeout);
+                                                 std::move(keys), std::move(args), timeout);
     if (!reply || reply->type != RespValue::Type::kBulk) {
         Fallback("idempotency");
         co_return std::nullopt;

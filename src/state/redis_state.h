@@ -102,6 +102,9 @@ class RedisState final : public RedisObserver {
                                                    int limit, std::chrono::milliseconds ttl);
     void ReleaseProbe(unsigned worker, std::string_view deployment);
 
+    // How long an idempotency claim waits for Redis before deciding from this replica's store.
+    static constexpr std::chrono::milliseconds kIdempotencyClaimTimeout{1000};
+
     // Idempotency keys (`key`: already hashed with its client's scope). The value as stored
     // ('' when this call claimed it for `lease`; docs/state.md#idempotency-keys), nullopt: decide
     // locally.

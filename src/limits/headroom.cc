@@ -14,6 +14,11 @@ constexpr milliseconds kYieldPoll{20};
 // clock and the provider's, so a bucket drained to zero here is not one request short there.
 constexpr double kRefillMargin = 0.95;
 
+// How much later than our reservation a provider may count the request (a new connection, a TLS
+// handshake, a busy worker): a reservation that finds a bucket full holds its refill back this
+// long, as the provider's bucket, still full, gains nothing until the request arrives.
+constexpr milliseconds kTransit{50};
+
 // The refill period of a bucket holding `burst` worth of a per-minute limit.
 milliseconds RefillPeriod(milliseconds burst) {
     return std::chrono::ceil<milliseconds>(
@@ -27,6 +32,15 @@ auto& BucketNamed(Entry& e, std::string_view name) {
     if (name == "tokens") return e.tokens;
     if (name == "input_tokens") return e.input_tokens;
     return e.output_tokens;
+}
+
+// Takes a request about to be sent from a deployment's buckets (and its lane's ramp, if any).
+template <class Entry>
+void TakeOnSend(Entry& e, TokenBucket* ramped, const HeadroomCost& cost, TimePoint now) {
+    if (ramped != nullptr) ramped->Take(cost.requests, now, kTransit);
+    e.requests.Take(cost.requests, now, kTransit);
+    e.tokens.Take(cost.tokens, now, kTransit);
+    e.input_tokens.Take(cost.input_tokens, now, kTransit);
 }
 
 // The floor a lane with `share` leaves in `bucket`.
@@ -125,10 +139,7 @@ milliseconds Headroom::TryReserve(std::size_t index, const HeadroomCost& cost, d
     TokenBucket* ramped = Ramp(e, lane, ramp, now);
     if (ramped != nullptr) wait = std::max(wait, ramped->TimeUntil(cost.requests, now));
     if (wait > milliseconds(0)) return wait;
-    if (ramped != nullptr) ramped->Take(cost.requests, now);
-    e.requests.Take(cost.requests, now);
-    e.tokens.Take(cost.tokens, now);
-    e.input_tokens.Take(cost.input_tokens, now);
+    TakeOnSend(e, ramped, cost, now);
     return milliseconds(0);
 }
 
@@ -174,6 +185,7 @@ milliseconds Headroom::Demands(std::size_t index, const HeadroomCost& cost, doub
         demand.need = need;
         demand.take = take;
         demand.floor = FloorOf(bucket, share);
+        demand.transit = kTransit;
         out.push_back(demand);
     };
     add("requests", e.requests, cost.requests, cost.requests);
@@ -187,10 +199,7 @@ void Headroom::Reserved(std::size_t index, const HeadroomCost& cost, TimePoint n
                         std::size_t lane, double ramp) {
     Entry& e = *entries_[index];
     std::lock_guard lock(e.mutex);
-    if (TokenBucket* ramped = Ramp(e, lane, ramp, now)) ramped->Take(cost.requests, now);
-    e.requests.Take(cost.requests, now);
-    e.tokens.Take(cost.tokens, now);
-    e.input_tokens.Take(cost.input_tokens, now);
+    TakeOnSend(e, Ramp(e, lane, ramp, now), cost, now);
 }
 
 void Headroom::Cancel(std::size_t index, const HeadroomCost& cost, TimePoint now) {

@@ -32,6 +32,8 @@ struct BucketDemand {
     double need = 0;
     double take = 0;
     double floor = 0;
+    // A take that finds the bucket full holds its refill back this long (TokenBucket::Take).
+    std::chrono::milliseconds transit{0};
 };
 
 // How a provider counts a request of `input_estimate` tokens with `max_tokens` (0: absent).

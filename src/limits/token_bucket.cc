@@ -75,9 +75,12 @@ std::chrono::milliseconds TokenBucket::TimeToRefill(double amount) const {
         std::chrono::nanoseconds(static_cast<std::int64_t>(std::ceil(ns))));
 }
 
-void TokenBucket::Take(double cost, TimePoint now) {
+void TokenBucket::Take(double cost, TimePoint now, std::chrono::milliseconds transit) {
     if (!limited_) return;
     Refill(now);
+    if (transit > std::chrono::milliseconds(0) && level_ >= capacity_ - Tolerance()) {
+        last_ = std::max(last_, now + transit);
+    }
     level_ -= cost;
 }
 

@@ -36,8 +36,10 @@ class TokenBucket final {
     // How long the bucket takes to refill `amount` (0 when unlimited): the spacing of requests
     // of that cost once it is empty.
     std::chrono::milliseconds TimeToRefill(double amount) const;
-    // Takes `cost` unconditionally (a request already sent); may go into debt.
-    void Take(double cost, TimePoint now);
+    // Takes `cost` unconditionally (a request already sent); may go into debt. A take that finds
+    // the bucket full holds the refill back for `transit`: the provider's bucket, full as well,
+    // loses its refill until the request reaches it, which may be that much later.
+    void Take(double cost, TimePoint now, std::chrono::milliseconds transit = {});
     // Returns `amount` tokens (reconciliation: a request used less than it reserved); the level
     // stays capped at capacity.
     void Give(double amount, TimePoint now);

@@ -97,15 +97,17 @@ return 1
 )lua";
 
 // Token buckets as the in-process ones behave (limits/token_bucket.h): continuous refill at
-// capacity per period, debt allowed, a cost above capacity - floor fits only a full bucket.
-// Levels are stored with the instant they were computed at.
+// capacity per period, debt allowed, a cost above capacity - floor fits only a full bucket, a take
+// from a full bucket holds its refill back for the demand's transit time. Levels are stored with
+// the instant they start refilling from (which may lie ahead).
 constexpr std::string_view kHeadroom = SY_LUA_NOW R"lua(
 local reserve = ARGV[1] == '1'
 local buckets, fields = {}, {}
-for i = 2, #ARGV, 6 do
+for i = 2, #ARGV, 7 do
   buckets[#buckets + 1] = {name = ARGV[i], cap = tonumber(ARGV[i + 1]),
                            period = tonumber(ARGV[i + 2]), need = tonumber(ARGV[i + 3]),
-                           take = tonumber(ARGV[i + 4]), floor = tonumber(ARGV[i + 5])}
+                           take = tonumber(ARGV[i + 4]), floor = tonumber(ARGV[i + 5]),
+                           transit = tonumber(ARGV[i + 6])}
   fields[#fields + 1] = ARGV[i] .. ':l'
   fields[#fields + 1] = ARGV[i] .. ':t'
 end
@@ -115,6 +117,7 @@ for k, b in ipairs(buckets) do
   if level == nil or at == nil then level, at = b.cap, now end
   if now > at then level = level + (now - at) * b.cap / b.period end
   b.level = math.min(level, b.cap)
+  b.at = math.max(at, now)
 end
 if reserve then
   local wait = 0
@@ -129,8 +132,10 @@ local update = {}
 for _, b in ipairs(buckets) do
   update[#update + 1] = b.name .. ':l'
   update[#update + 1] = math.min(b.level - b.take, b.cap)
+  local at = b.at
+  if b.take > 0 and b.transit > 0 and b.level >= b.cap * (1 - 1e-9) then at = now + b.transit end
   update[#update + 1] = b.name .. ':t'
-  update[#update + 1] = now
+  update[#update + 1] = at
 end
 redis.call('HSET', KEYS[1], unpack(update))
 redis.call('PEXPIRE', KEYS[1], 3600000)
@@ -146,7 +151,7 @@ for i = 1, #ARGV, 4 do
   if level == nil or at == nil then level, at = cap, now end
   if now > at then level = level + (now - at) * cap / period end
   level = math.min(level, cap, remaining)
-  redis.call('HSET', KEYS[1], name .. ':l', level, name .. ':t', now)
+  redis.call('HSET', KEYS[1], name .. ':l', level, name .. ':t', math.max(at, now))
 end
 redis.call('PEXPIRE', KEYS[1], 3600000)
 return 0

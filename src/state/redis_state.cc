@@ -244,6 +244,7 @@ void AppendBuckets(const std::vector<limits::BucketDemand>& buckets,
         args.push_back(Number(b.need));
         args.push_back(Number(b.take));
         args.push_back(Number(b.floor));
+        args.push_back(std::to_string(b.transit.count()));
     }
 }
 

@@ -295,6 +295,11 @@ test('two replicas together stay within a provider limit: no upstream 429 in the
     const answers = await Promise.all(runs);
     const stats = await mock.stats();
     console.log(`# burst of 40 across 2 replicas, 600 RPM upstream: ${stats.rate_limited.total} upstream 429s, ${answers.filter((a) => a.status === 200).length} answered 200`);
+    if (stats.rate_limited.total > 0) {
+      // When the provider saw each request (ms after the first), to tell where the limit broke.
+      const start = stats.requests[0].t_ms;
+      console.log(`# arrivals: ${stats.requests.map((q) => `${(q.t_ms - start).toFixed(0)}${q.status === 429 ? '!' : ''}`).join(' ')}`);
+    }
     assert.equal(stats.rate_limited.total, 0);
     assert.deepEqual(new Set(answers.map((a) => a.status)), new Set([200]));
   } finally {

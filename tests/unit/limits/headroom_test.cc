@@ -48,15 +48,32 @@ TEST(HeadroomTest, UnknownLimitsAreUnlimited) {
 
 // Buckets refill at 95 % of the provider's rate: one second's worth every 1053 ms.
 constexpr milliseconds kPeriod{1053};
+// A reservation that finds a bucket full holds its refill back this long (the provider's bucket
+// stays full until the request reaches it).
+constexpr milliseconds kTransit{50};
 
 TEST(HeadroomTest, SixtyRpmIsOnePerSecondWithAMargin) {
     const config::Config config = OneDeployment(config::Provider::kOpenAi, {.rpm = 60});
     Headroom headroom(config, kT0);
     const HeadroomCost cost = CostOf(config::Provider::kOpenAi, 10, 0);
     EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), milliseconds(0));
-    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), kPeriod);
-    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0 + kPeriod - milliseconds(1)), milliseconds(1));
-    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0 + kPeriod), milliseconds(0));
+    const TimePoint refilled = kT0 + kTransit + kPeriod;
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), kTransit + kPeriod);
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, refilled - milliseconds(1)), milliseconds(1));
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, refilled), milliseconds(0));
+    // A bucket of one is full again at each send, so each send holds the refill back again.
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, refilled), kTransit + kPeriod);
+}
+
+TEST(HeadroomTest, ABurstFromAFullBucketLeavesTheProviderTheTransitTime) {
+    const config::Config config = OneDeployment(config::Provider::kOpenAi, {.rpm = 600});
+    Headroom headroom(config, kT0);  // 10 per 1053 ms
+    const HeadroomCost cost = CostOf(config::Provider::kOpenAi, 1, 0);
+    for (int i = 0; i < 10; ++i) EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), milliseconds(0));
+    // The provider may see the burst up to kTransit late, its bucket full until then: the 11th
+    // goes one refill after that, not one refill after the first reservation.
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0), kTransit + milliseconds(106));
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0 + milliseconds(100)), milliseconds(56));
 }
 
 TEST(HeadroomTest, ALaneWithASmallerShareLeavesTheRestForOthers) {
@@ -69,8 +86,9 @@ TEST(HeadroomTest, ALaneWithASmallerShareLeavesTheRestForOthers) {
     int interactive = 0;
     while (headroom.TryReserve(0, cost, 1.0, kT0) == milliseconds(0)) ++interactive;
     EXPECT_EQ(interactive, 5);
-    // Batch waits until the bucket is back above half: 5 + 1 tokens at 10 per 1053 ms.
-    EXPECT_EQ(headroom.TryReserve(0, cost, 0.5, kT0), milliseconds(632));
+    // Batch waits until the bucket is back above half: 5 + 1 tokens at 10 per 1053 ms, after the
+    // transit its first take from the full bucket started.
+    EXPECT_EQ(headroom.TryReserve(0, cost, 0.5, kT0), kTransit + milliseconds(632));
 }
 
 TEST(HeadroomTest, HeadersCorrectTheBucketsAndUsageReconcilesTokens) {
@@ -228,7 +246,7 @@ TEST(HeadroomTest, ARampingLaneSendsAtItsFractionOfTheRequestRate) {
     // At 20 % of the rate: a bucket of 2 that refills 2 per 1053 ms.
     EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0, 0, 0.2), milliseconds(0));
     EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0, 0, 0.2), milliseconds(0));
-    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0, 0, 0.2), milliseconds(527));
+    EXPECT_EQ(headroom.TryReserve(0, cost, 1.0, kT0, 0, 0.2), kTransit + milliseconds(527));
     // Another lane (not ramping) still has the rest of the deployment's bucket.
     int other = 0;
     while (headroom.TryReserve(0, cost, 1.0, kT0, 1, 1.0) == milliseconds(0)) ++other;

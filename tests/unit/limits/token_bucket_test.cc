@@ -245,5 +245,20 @@ TEST(TokenBucketTest, TimeRunningBackwardsRefillsNothing) {
     EXPECT_TRUE(bucket.TryTake(1, At(seconds(11))));
 }
 
+TEST(TokenBucketTest, ATakeFromAFullBucketHoldsTheRefillBackForTheTransit) {
+    TokenBucket bucket(2, seconds(1), kT0);  // 2 per second
+    bucket.Take(1, kT0, milliseconds(100));
+    // Taken from full: nothing refills for 100 ms.
+    EXPECT_DOUBLE_EQ(bucket.Level(At(milliseconds(100))), 1);
+    EXPECT_EQ(bucket.TimeUntil(2, kT0), milliseconds(600));
+    // A second take, from a bucket no longer full, does not move the refill's start.
+    bucket.Take(1, At(milliseconds(50)), milliseconds(100));
+    EXPECT_DOUBLE_EQ(bucket.Level(At(milliseconds(600))), 1);
+    // Without a transit a take from full refills at once, as before.
+    TokenBucket plain(2, seconds(1), kT0);
+    plain.Take(1, kT0);
+    EXPECT_DOUBLE_EQ(plain.Level(At(milliseconds(100))), 1.2);
+}
+
 }  // namespace
 }  // namespace switchyard::limits

@@ -14,7 +14,8 @@ bool SseParser::Next(SseEvent& event) {
     const std::string_view all(buffer_);
     std::size_t pos = consumed_;
     std::string_view name;
-    std::string data;
+    std::string& data = data_;
+    data.clear();
     bool has_data = false;
     while (pos < all.size()) {
         const std::size_t eol = all.find_first_of("\r\n", pos);
@@ -30,7 +31,7 @@ bool SseParser::Next(SseEvent& event) {
         if (line.empty()) {
             event.raw = all.substr(consumed_, pos - consumed_);
             event.name = name;
-            event.data = std::move(data);
+            event.data.swap(data);
             event.has_data = has_data;
             consumed_ = pos;
             return true;

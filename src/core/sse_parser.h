@@ -24,7 +24,9 @@ class SseParser final {
     // Appends bytes. Views handed out by earlier Next() calls become invalid.
     void Feed(std::string_view bytes);
 
-    // Frames the next complete event; false when only an incomplete event remains buffered.
+    // Frames the next complete event; false when only an incomplete event remains buffered (the
+    // event is then left as it was). Reusing one SseEvent makes a stream's events allocation-free
+    // once its data has grown to the largest event's size.
     bool Next(SseEvent& event);
 
     // Bytes received but not yet framed into an event.
@@ -33,6 +35,7 @@ class SseParser final {
   private:
     std::string buffer_;
     std::size_t consumed_ = 0;
+    std::string data_;  // the event being framed; swapped with the caller's, keeping both buffers
 };
 
 }  // namespace switchyard::core

@@ -7,16 +7,21 @@
 namespace switchyard::server {
 
 std::shared_ptr<ClientWatch> ClientWatch::Start(RequestContext& ctx, bool watch) {
-    std::shared_ptr<ClientWatch> self(new ClientWatch(ctx.stream.socket()));
+    std::shared_ptr<ClientWatch> self(new ClientWatch(ctx.stream.socket(), ctx.worker.watchdog));
     if (!watch) {
         self->stopped_ = true;  // nothing to cancel
         return self;
     }
-    asio::co_spawn(ctx.stream.get_executor(), Run(self), asio::detached);
+    ClientWatch* watcher = self.get();
+    self->start_.Schedule(
+        ctx.Context().clock.Now(), [watcher, executor = ctx.stream.get_executor()] {
+            asio::co_spawn(executor, Run(watcher->shared_from_this()), asio::detached);
+        });
     return self;
 }
 
 asio::awaitable<void> ClientWatch::Run(std::shared_ptr<ClientWatch> self) {
+    if (self->stopped_) co_return;  // stopped between the sweep and this start
     auto [ec] = co_await self->socket_.async_wait(tcp::socket::wait_read, kTuple);
     if (self->stopped_) co_return;
     if (ec) {
@@ -41,6 +46,10 @@ void ClientWatch::ClientLeft() {
 void ClientWatch::Stop() {
     if (stopped_) return;
     stopped_ = true;
+    if (start_.Pending()) {
+        start_.Cancel();  // the wait never began: nothing to cancel on the socket
+        return;
+    }
     if (!gone_) {
         // The handler is done with the socket's operations; only the watch's wait is pending.
         boost::system::error_code ignored;

@@ -23,6 +23,35 @@ void Watch::Arm(tcp::socket& socket, std::chrono::steady_clock::time_point deadl
     fired_ = false;
 }
 
+void Deferred::Schedule(std::chrono::steady_clock::time_point due, std::function<void()> begin) {
+    due_ = due;
+    begin_ = std::move(begin);
+    if (!linked_) Link();
+}
+
+void Deferred::Cancel() {
+    if (linked_) Unlink();
+}
+
+void Deferred::Link() {
+    next_ = watchdog_.deferred_;
+    prev_ = nullptr;
+    if (next_ != nullptr) next_->prev_ = this;
+    watchdog_.deferred_ = this;
+    linked_ = true;
+}
+
+void Deferred::Unlink() {
+    if (prev_ != nullptr) {
+        prev_->next_ = next_;
+    } else {
+        watchdog_.deferred_ = next_;
+    }
+    if (next_ != nullptr) next_->prev_ = prev_;
+    prev_ = next_ = nullptr;
+    linked_ = false;
+}
+
 Watchdog::Watchdog(asio::any_io_executor executor, const core::Clock& clock,
                    std::chrono::milliseconds tick)
     : executor_(executor), clock_(clock), tick_(tick) {}
@@ -47,6 +76,16 @@ void Watchdog::Sweep() {
         boost::system::error_code ignored;
         w->socket_->cancel(ignored);
         w->socket_ = nullptr;
+    }
+    for (Deferred* d = deferred_; d != nullptr;) {
+        Deferred* next = d->next_;
+        if (d->due_ <= now) {
+            d->Unlink();
+            // `begin` only spawns work (Schedule's contract), so `next` outlives the call.
+            const std::function<void()> begin = std::move(d->begin_);
+            begin();
+        }
+        d = next;
     }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 
 #include "core/asio.h"
 #include "core/clock.h"
@@ -39,9 +40,39 @@ class Watch final {
     bool fired_ = false;
 };
 
-// One per worker: a single periodic timer that checks every armed Watch. Timeouts therefore fire
-// up to one tick late (20 ms by default) — ample precision for connect, first-token, chunk and
-// idle budgets measured in hundreds of milliseconds or more. Not thread-safe: worker-local.
+// Work that begins only at the watchdog's first sweep at or after its due time, unless cancelled
+// before: what most requests finish before (watching their client while an upstream answers) is
+// then never started. Lives on its worker's thread; unlinks itself on Cancel() and destruction.
+class Deferred final {
+  public:
+    explicit Deferred(Watchdog& watchdog) : watchdog_(watchdog) {}
+    ~Deferred() { Cancel(); }
+    Deferred(const Deferred&) = delete;
+    Deferred& operator=(const Deferred&) = delete;
+
+    // Calls `begin` once, from a sweep at or after `due` (a new schedule replaces a pending one).
+    // `begin` must only start work (co_spawn, post), never run it: the sweep calls it mid-walk.
+    void Schedule(std::chrono::steady_clock::time_point due, std::function<void()> begin);
+    void Cancel();
+    bool Pending() const { return linked_; }
+
+  private:
+    friend class Watchdog;
+    void Link();
+    void Unlink();
+
+    Watchdog& watchdog_;
+    Deferred* prev_ = nullptr;
+    Deferred* next_ = nullptr;
+    bool linked_ = false;
+    std::chrono::steady_clock::time_point due_{};
+    std::function<void()> begin_;
+};
+
+// One per worker: a single periodic timer that checks every armed Watch and Deferred. Timeouts
+// therefore fire up to one tick late (20 ms by default) — ample precision for connect, first-token,
+// chunk and idle budgets measured in hundreds of milliseconds or more. Not thread-safe:
+// worker-local.
 class Watchdog final {
   public:
     Watchdog(asio::any_io_executor executor, const core::Clock& clock,
@@ -53,6 +84,7 @@ class Watchdog final {
 
   private:
     friend class Watch;
+    friend class Deferred;
     asio::awaitable<void> Tick();
     void Sweep();
 
@@ -60,6 +92,7 @@ class Watchdog final {
     const core::Clock& clock_;
     std::chrono::milliseconds tick_;
     Watch* head_ = nullptr;
+    Deferred* deferred_ = nullptr;
 };
 
 }  // namespace switchyard::upstream

@@ -13,10 +13,11 @@ std::shared_ptr<ClientWatch> ClientWatch::Start(RequestContext& ctx, bool watch)
         return self;
     }
     ClientWatch* watcher = self.get();
-    self->start_.Schedule(
-        ctx.Context().clock.Now(), [watcher, executor = ctx.stream.get_executor()] {
-            asio::co_spawn(executor, Run(watcher->shared_from_this()), asio::detached);
-        });
+    // Captures one pointer: kept inside the std::function, no allocation.
+    self->start_.Schedule(ctx.Context().clock.Now(), [watcher] {
+        asio::co_spawn(watcher->socket_.get_executor(), Run(watcher->shared_from_this()),
+                       asio::detached);
+    });
     return self;
 }
 

@@ -7,6 +7,7 @@
 #include "api/anthropic_wire.h"
 #include "api/local_reply.h"
 #include "core/version.h"
+#include "core/write_now.h"
 
 namespace switchyard::server {
 
@@ -55,7 +56,7 @@ asio::awaitable<bool> WriteAnswer(RequestContext& ctx, unsigned status, std::str
     const bool large = body.size() > kUntimedWriteBytes;
     if (large)
         ctx.watch.Arm(ctx.stream.socket(), ctx.Context().clock.Now() + kDownstreamWriteTimeout);
-    auto [ec, written] = co_await asio::async_write(ctx.stream, buffers, kTuple);
+    auto [ec, written] = co_await core::WriteNow(ctx.stream.socket(), buffers);
     ctx.watch.Disarm();
     ctx.record.bytes_out += written;
     if (ec) {

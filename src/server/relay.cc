@@ -14,6 +14,7 @@
 #include "api/usage.h"
 #include "core/json.h"
 #include "core/sse_parser.h"
+#include "core/write_now.h"
 #include "server/http_io.h"
 #include "server/test_faults.h"
 
@@ -72,7 +73,7 @@ asio::awaitable<bool> WriteStreamPart(RequestContext& ctx, std::string& head, st
         asio::buffer(kChunkEnd.data(), chunk ? kChunkEnd.size() : 0),
         asio::buffer(kLastChunk.data(), last ? kLastChunk.size() : 0)};
     ctx.watch.Arm(ctx.stream.socket(), ctx.Context().clock.Now() + kDownstreamWriteTimeout);
-    auto [ec, written] = co_await asio::async_write(ctx.stream, buffers, kTuple);
+    auto [ec, written] = co_await core::WriteNow(ctx.stream.socket(), buffers);
     ctx.watch.Disarm();  // the next upstream read may take longer than a write may
     ctx.record.bytes_out += written;
     if (!head.empty()) {

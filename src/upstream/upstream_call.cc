@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <tuple>
+#include <type_traits>
+
+#include "core/write_now.h"
 
 namespace switchyard::upstream {
 namespace {
@@ -69,7 +73,12 @@ asio::awaitable<boost::system::error_code> UpstreamCall::Exchange(Stream& stream
     watch_.Arm(lowest.socket(), std::min(clock_.Now() + timeouts_.first_byte, timeouts_.deadline));
     const std::array<asio::const_buffer, 2> buffers{asio::buffer(request_head_),
                                                     asio::buffer(request_body_)};
-    auto [write_ec, written] = co_await asio::async_write(stream, buffers, kTuple);
+    boost::system::error_code write_ec;
+    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
+        std::tie(write_ec, std::ignore) = co_await core::WriteNow(stream.socket(), buffers);
+    } else {
+        std::tie(write_ec, std::ignore) = co_await asio::async_write(stream, buffers, kTuple);
+    }
     if (write_ec) co_return TimedOut(write_ec);
     parser_.emplace(std::piecewise_construct, std::make_tuple(),
                     std::make_tuple(ResponseAllocator(&arena_)));

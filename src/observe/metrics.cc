@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <map>
 #include <string_view>
 
 namespace switchyard::observe {
@@ -13,8 +14,11 @@ constexpr char kSep = '\x1f';
 
 using Names = std::initializer_list<std::string_view>;
 
-std::string Key(Names values) {
-    std::string key;
+// The series key of `values`, built in this thread's buffer (no allocation once it has grown to
+// the longest key): valid, and changeable, until the next call on this thread.
+std::string& Key(Names values) {
+    thread_local std::string key;
+    key.clear();
     bool first = true;
     for (const std::string_view v : values) {
         if (!first) key.push_back(kSep);
@@ -22,6 +26,14 @@ std::string Key(Names values) {
         key.append(v);
     }
     return key;
+}
+
+// The value of `key` in `series`; the key is copied into the series only the first time.
+template <class Value>
+Value& At(std::map<std::string, Value, std::less<>>& series, std::string_view key) {
+    const auto it = series.find(key);
+    if (it != series.end()) return it->second;
+    return series.emplace(std::string(key), Value{}).first->second;
 }
 
 // `name="value",...` for a series key and its label names.
@@ -111,18 +123,18 @@ Metrics::Usage& Metrics::Usage::operator+=(const Usage& other) {
 Metrics::Metrics(unsigned shards) : shards_(std::max(1u, shards)) {}
 
 void Metrics::Record(unsigned shard, const RequestRecord& r) {
-    std::string key = Key({r.route, r.model_group, r.deployment});
+    std::string& key = Key({r.route, r.model_group, r.deployment});
     const std::size_t duration_key_size = key.size();
     key.push_back(kSep);
     key.append(std::to_string(r.status));
 
     Shard& s = shards_[shard % shards_.size()];
     std::lock_guard lock(s.mutex);
-    ++s.requests[key];
+    ++At(s.requests, key);
     key.resize(duration_key_size);
-    s.durations[key].Observe(r.latency_seconds);
+    At(s.durations, key).Observe(r.latency_seconds);
     if (!r.deployment.empty() && (r.input_tokens > 0 || r.output_tokens > 0)) {
-        Usage& u = s.usage[Key({r.key, r.deployment})];
+        Usage& u = At(s.usage, Key({r.key, r.deployment}));
         u.input_tokens += static_cast<std::uint64_t>(std::max<std::int64_t>(r.input_tokens, 0));
         u.output_tokens += static_cast<std::uint64_t>(std::max<std::int64_t>(r.output_tokens, 0));
         u.cost_usd += r.cost_usd;
@@ -131,26 +143,26 @@ void Metrics::Record(unsigned shard, const RequestRecord& r) {
 
 void Metrics::CountAttempt(unsigned shard, std::string_view deployment,
                            std::string_view error_class) {
-    std::string key = Key({deployment, error_class});
+    const std::string& key = Key({deployment, error_class});
     Shard& s = shards_[shard % shards_.size()];
     std::lock_guard lock(s.mutex);
-    ++s.attempts[key];
+    ++At(s.attempts, key);
 }
 
 void Metrics::CountRetry(unsigned shard, std::string_view model_group,
                          std::string_view error_class) {
-    std::string key = Key({model_group, error_class});
+    const std::string& key = Key({model_group, error_class});
     Shard& s = shards_[shard % shards_.size()];
     std::lock_guard lock(s.mutex);
-    ++s.retries[key];
+    ++At(s.retries, key);
 }
 
 void Metrics::ObserveTimeToFirstToken(unsigned shard, std::string_view model_group,
                                       std::string_view deployment, double seconds) {
-    std::string key = Key({model_group, deployment});
+    const std::string& key = Key({model_group, deployment});
     Shard& s = shards_[shard % shards_.size()];
     std::lock_guard lock(s.mutex);
-    s.first_token[key].Observe(seconds);
+    At(s.first_token, key).Observe(seconds);
 }
 
 void Metrics::ObserveWait(unsigned shard, std::string_view reason, double seconds) {

@@ -1,11 +1,15 @@
 // The SSE framer gives the same events whatever way the bytes are split across reads: the first
-// input byte chooses the split points, the rest is the stream.
+// input byte chooses the split points, the rest is the stream. Each event's usage, as the relay
+// reads it without building a document, agrees with a parsed document wherever the usage object
+// is valid JSON.
+#include <boost/json.hpp>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "api/usage.h"
 #include "core/sse_parser.h"
 
 using namespace switchyard;
@@ -31,6 +35,48 @@ std::vector<Event> Frame(std::string_view bytes, std::size_t step) {
     return events;
 }
 
+// What FindUsage must report for `text`'s last usage object, from a parsed document; nothing to
+// compare with when the object is no valid JSON (FindUsage may then read it either way).
+void CheckUsage(std::string_view text) {
+    const std::optional<api::Usage> scanned = api::FindUsage(text);
+    const std::size_t key = text.rfind("\"usage\"");
+    if (key == std::string_view::npos) {
+        if (scanned) std::abort();
+        return;
+    }
+    std::size_t pos = key + 7;
+    while (pos < text.size() &&
+           std::string_view(" \n\r\t:").find(text[pos]) != std::string_view::npos)
+        ++pos;
+    if (pos >= text.size() || text[pos] != '{') {
+        if (scanned) std::abort();
+        return;
+    }
+    boost::system::error_code ec;
+    boost::json::stream_parser parser;
+    const std::size_t used = parser.write_some(text.data() + pos, text.size() - pos, ec);
+    if (ec || !parser.done()) return;
+    // Member names with escapes are read as written (providers never escape them).
+    if (text.substr(pos, used).find('\\') != std::string_view::npos) return;
+    const boost::json::value value = parser.release();
+    if (!value.is_object()) return;
+    // The rule the relay has always applied to a parsed usage object.
+    const boost::json::object& o = value.get_object();
+    api::Usage expected;
+    for (const char* name : {"prompt_tokens", "input_tokens"}) {
+        if (const auto* v = o.if_contains(name); v && v->is_int64())
+            expected.input_tokens = v->get_int64();
+    }
+    for (const char* name : {"completion_tokens", "output_tokens"}) {
+        if (const auto* v = o.if_contains(name); v && v->is_int64())
+            expected.output_tokens = v->get_int64();
+    }
+    if (!scanned || scanned->input_tokens != expected.input_tokens ||
+        scanned->output_tokens != expected.output_tokens) {
+        std::abort();
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -41,7 +87,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (Frame(bytes, step) != whole) std::abort();
     if (Frame(bytes, 1) != whole) std::abort();
     std::size_t raw = 0;
-    for (const Event& e : whole) raw += e.raw.size();
+    for (const Event& e : whole) {
+        raw += e.raw.size();
+        CheckUsage(e.data);
+    }
     if (raw > bytes.size()) std::abort();
     return 0;
 }

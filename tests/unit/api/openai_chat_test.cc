@@ -242,5 +242,28 @@ TEST(UsageTest, FindsTheLastUsageObject) {
     EXPECT_FALSE(FindUsage(R"({"usage":{"prompt_tokens":1)"));
 }
 
+TEST(UsageTest, ReadsOnlyTheUsageObjectsOwnIntegerMembers) {
+    // Anthropic's shape, with nested objects, strings holding braces and names, and spaces.
+    auto usage =
+        FindUsage(R"({"usage": {"input_tokens" : 25, "cache_creation": {"input_tokens": 999},)"
+                  R"( "service_tier": "{\"output_tokens\": 5}", "cache_read_input_tokens": 3,)"
+                  R"( "output_tokens": 40}})");
+    ASSERT_TRUE(usage);
+    EXPECT_EQ(usage->input_tokens, 25);
+    EXPECT_EQ(usage->output_tokens, 40);
+    // A count that is no integer is not reported; the other one still is.
+    usage = FindUsage(R"({"usage":{"prompt_tokens":1.5,"completion_tokens":2}})");
+    ASSERT_TRUE(usage);
+    EXPECT_EQ(usage->input_tokens, -1);
+    EXPECT_EQ(usage->output_tokens, 2);
+    // The last usage object counts (a stream's final chunk repeats it).
+    usage = FindUsage(R"({"usage":{"output_tokens":1}} {"usage":{"output_tokens":9}})");
+    ASSERT_TRUE(usage);
+    EXPECT_EQ(usage->output_tokens, 9);
+    usage = FindUsage(R"({"usage":{"output_tokens":"{}"}})");
+    ASSERT_TRUE(usage);
+    EXPECT_EQ(usage->output_tokens, -1);
+}
+
 }  // namespace
 }  // namespace switchyard::api

@@ -13,6 +13,8 @@ packages=(
     libgtest-dev libgmock-dev libbenchmark-dev clang-format
     clang libclang-rt-14-dev
     nginx-light wrk util-linux procps
+    # The benchmarks' profiles and syscall counts (bench/targets.sh, PROFILE=1).
+    linux-perf
     redis-server
     # The dashboard's browser test drives Debian's chromium headless (puppeteer-core never
     # downloads a browser); DejaVu gives its screenshots real glyphs.

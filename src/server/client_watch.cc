@@ -14,7 +14,7 @@ std::shared_ptr<ClientWatch> ClientWatch::Start(RequestContext& ctx, bool watch)
     }
     ClientWatch* watcher = self.get();
     // Captures one pointer: kept inside the std::function, no allocation.
-    self->start_.Schedule(ctx.Context().clock.Now(), [watcher] {
+    self->start_.Schedule([watcher] {
         asio::co_spawn(watcher->socket_.get_executor(), Run(watcher->shared_from_this()),
                        asio::detached);
     });

@@ -23,8 +23,7 @@ void Watch::Arm(tcp::socket& socket, std::chrono::steady_clock::time_point deadl
     fired_ = false;
 }
 
-void Deferred::Schedule(std::chrono::steady_clock::time_point due, std::function<void()> begin) {
-    due_ = due;
+void Deferred::Schedule(std::function<void()> begin) {
     begin_ = std::move(begin);
     if (!linked_) Link();
 }
@@ -79,12 +78,10 @@ void Watchdog::Sweep() {
     }
     for (Deferred* d = deferred_; d != nullptr;) {
         Deferred* next = d->next_;
-        if (d->due_ <= now) {
-            d->Unlink();
-            // `begin` only spawns work (Schedule's contract), so `next` outlives the call.
-            const std::function<void()> begin = std::move(d->begin_);
-            begin();
-        }
+        d->Unlink();
+        // `begin` only spawns work (Schedule's contract), so `next` outlives the call.
+        const std::function<void()> begin = std::move(d->begin_);
+        begin();
         d = next;
     }
 }

@@ -40,9 +40,9 @@ class Watch final {
     bool fired_ = false;
 };
 
-// Work that begins only at the watchdog's first sweep at or after its due time, unless cancelled
-// before: what most requests finish before (watching their client while an upstream answers) is
-// then never started. Lives on its worker's thread; unlinks itself on Cancel() and destruction.
+// Work that begins only at the watchdog's next sweep (within one tick), unless cancelled before:
+// what most requests finish before (watching their client while an upstream answers) is then
+// never started. Lives on its worker's thread; unlinks itself on Cancel() and destruction.
 class Deferred final {
   public:
     explicit Deferred(Watchdog& watchdog) : watchdog_(watchdog) {}
@@ -50,9 +50,9 @@ class Deferred final {
     Deferred(const Deferred&) = delete;
     Deferred& operator=(const Deferred&) = delete;
 
-    // Calls `begin` once, from a sweep at or after `due` (a new schedule replaces a pending one).
-    // `begin` must only start work (co_spawn, post), never run it: the sweep calls it mid-walk.
-    void Schedule(std::chrono::steady_clock::time_point due, std::function<void()> begin);
+    // Calls `begin` once, from the next sweep (a new schedule replaces a pending one). `begin`
+    // must only start work (co_spawn, post), never run it: the sweep calls it mid-walk.
+    void Schedule(std::function<void()> begin);
     void Cancel();
     bool Pending() const { return linked_; }
 
@@ -65,7 +65,6 @@ class Deferred final {
     Deferred* prev_ = nullptr;
     Deferred* next_ = nullptr;
     bool linked_ = false;
-    std::chrono::steady_clock::time_point due_{};
     std::function<void()> begin_;
 };
 

@@ -12,6 +12,8 @@ packages=(
     libboost1.81-dev libboost-json1.81-dev libssl-dev libyaml-cpp-dev libfmt-dev
     libgtest-dev libgmock-dev libbenchmark-dev clang-format
     clang libclang-rt-14-dev
+    # The release build's allocator (CMakeLists.txt, SWITCHYARD_JEMALLOC).
+    libjemalloc-dev
     nginx-light wrk util-linux procps
     # The benchmarks' profiles and syscall counts (bench/targets.sh, PROFILE=1).
     linux-perf

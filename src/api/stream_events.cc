@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "api/chunk_facts.h"
 #include "core/json.h"
 
 namespace switchyard::api {
@@ -22,41 +23,25 @@ bool CarriesContent(const core::SseEvent& event) {
     if (!event.has_data) return false;
     if (event.data == "[DONE]") return true;
     if (event.name == "ping" || event.name == "message_start") return false;
-    boost::system::error_code ec;
-    const boost::json::value value = core::ParseJson(event.data, ec);
-    if (ec || !value.is_object()) return true;
-    const boost::json::object& o = value.get_object();
-    if (const auto* type = o.if_contains("type"); type && type->is_string()) {
-        const std::string_view t = type->get_string();
-        if (t.starts_with("response.")) {
+    const ChunkFacts facts = ReadChunkFacts(event.data);
+    if (!facts.valid || !facts.object) return true;
+    if (facts.type_is_string) {
+        if (facts.TypeStartsWith("response.")) {
             // The Responses API: deltas and the end carry content; response.created,
             // .in_progress and the empty item and part openings do not.
-            return t.ends_with(".delta") || t == "response.completed" || t == "response.incomplete";
+            return facts.TypeEndsWith(".delta") || facts.TypeIs("response.completed") ||
+                   facts.TypeIs("response.incomplete");
         }
         // Anthropic: a block's first delta, the message's delta or its end carry content; the
         // message_start, a block's empty start and pings do not.
-        return t == "content_block_delta" || t == "message_delta" || t == "message_stop";
+        return facts.TypeIs("content_block_delta") || facts.TypeIs("message_delta") ||
+               facts.TypeIs("message_stop");
     }
-    const auto* choices = o.if_contains("choices");
-    if (choices == nullptr || !choices->is_array() || choices->get_array().empty()) {
-        return o.contains("usage");
-    }
-    const auto& choice = choices->get_array().front();
-    if (!choice.is_object()) return true;
-    if (const auto* finish = choice.get_object().if_contains("finish_reason");
-        finish && !finish->is_null()) {
-        return true;
-    }
-    const auto* delta = choice.get_object().if_contains("delta");
-    if (delta == nullptr || !delta->is_object()) return false;
-    const auto& d = delta->get_object();
-    if (const auto* content = d.if_contains("content");
-        content && content->is_string() && !content->get_string().empty()) {
-        return true;
-    }
-    const auto* refusal = d.if_contains("refusal");
-    return d.contains("tool_calls") || d.contains("function_call") ||
-           (refusal != nullptr && !refusal->is_null());
+    if (!facts.choices_is_array || facts.choices == 0) return facts.has_usage;
+    if (!facts.first_choice_object) return true;
+    if (facts.finish_reason) return true;
+    if (!facts.delta_object) return false;
+    return facts.content || facts.tool_calls || facts.function_call || facts.refusal;
 }
 
 bool IsProgress(const core::SseEvent& event, bool pings_are_progress) {

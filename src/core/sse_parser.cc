@@ -1,6 +1,24 @@
 #include "core/sse_parser.h"
 
+#include <cstring>
+
 namespace switchyard::core {
+namespace {
+
+// The first '\r' or '\n' at or after `pos`, or npos: two memchr scans, the second bounded by
+// the first (lines end in "\n" almost always, so the '\r' scan is short).
+std::size_t LineEnd(std::string_view text, std::size_t pos) {
+    const char* const begin = text.data() + pos;
+    const std::size_t size = text.size() - pos;
+    const auto* newline = static_cast<const char*>(std::memchr(begin, '\n', size));
+    const std::size_t until = newline != nullptr ? static_cast<std::size_t>(newline - begin) : size;
+    const auto* cr = static_cast<const char*>(std::memchr(begin, '\r', until));
+    if (cr != nullptr) return pos + static_cast<std::size_t>(cr - begin);
+    if (newline != nullptr) return pos + until;
+    return std::string_view::npos;
+}
+
+}  // namespace
 
 void SseParser::Feed(std::string_view bytes) {
     if (consumed_ > 0) {
@@ -18,7 +36,7 @@ bool SseParser::Next(SseEvent& event) {
     data.clear();
     bool has_data = false;
     while (pos < all.size()) {
-        const std::size_t eol = all.find_first_of("\r\n", pos);
+        const std::size_t eol = LineEnd(all, pos);
         if (eol == std::string_view::npos) return false;
         std::size_t next = eol + 1;
         if (all[eol] == '\r') {

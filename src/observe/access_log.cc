@@ -1,14 +1,37 @@
 #include "observe/access_log.h"
 
-#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
 
 #include "core/time_format.h"
 #include "observe/json_text.h"
 
 namespace switchyard::observe {
+namespace {
+
+// `,"latency_ms":12.345`: milliseconds with three decimals, written from whole microseconds.
+void AppendMilliseconds(fmt::memory_buffer& out, double seconds) {
+    out.append(std::string_view(",\"latency_ms\":"));
+    const double micros = std::round(seconds * 1e6);
+    if (!(micros >= 0 && micros < 1e15)) {  // negative, huge or not a number: no shortcut
+        fmt::format_to(std::back_inserter(out), "{:.3f}", seconds * 1000.0);
+        return;
+    }
+    const auto whole = static_cast<std::int64_t>(micros);
+    const fmt::format_int ms(whole / 1000);
+    out.append(std::string_view(ms.data(), ms.size()));
+    const auto fraction = static_cast<int>(whole % 1000);
+    const char decimals[] = {'.', static_cast<char>('0' + fraction / 100),
+                             static_cast<char>('0' + fraction / 10 % 10),
+                             static_cast<char>('0' + fraction % 10)};
+    out.append(std::string_view(decimals, sizeof decimals));
+}
+
+}  // namespace
 
 AccessLog::AccessLog(const std::string& destination, unsigned shards, Metrics& metrics,
                      std::size_t capacity_per_shard)
@@ -39,73 +62,73 @@ AccessLog::~AccessLog() {
     if (owns_out_) std::fclose(out_);
 }
 
-std::string AccessLog::Format(const RequestRecord& r) {
-    // One buffer, no temporary strings: this runs once per request.
+std::string AccessLog::Format(const RequestRecord& record) {
     fmt::memory_buffer out;
+    FormatTo(out, record);
+    return std::string(out.data(), out.size());
+}
+
+void AccessLog::FormatTo(fmt::memory_buffer& out, const RequestRecord& r) {
+    // No temporary strings and no format strings: this runs once per request.
     auto text = [&](std::string_view s) { out.append(s); };
+    auto number = [&](std::string_view name, std::int64_t value) {
+        text(name);
+        const fmt::format_int digits(value);
+        out.append(std::string_view(digits.data(), digits.size()));
+    };
+    auto string = [&](std::string_view name, std::string_view value) {
+        text(name);
+        AppendJsonString(out, value);
+    };
+    char time[core::kRfc3339Size];
+    core::WriteRfc3339(r.start, time);
     text("{\"time\":\"");
-    text(core::Rfc3339(r.start));
-    text("\",\"method\":");
-    AppendJsonString(out, r.method);
-    text(",\"path\":");
-    AppendJsonString(out, r.path);
-    text(",\"route\":");
-    AppendJsonString(out, r.route);
-    text(",\"model_group\":");
-    AppendJsonString(out, r.model_group);
-    text(",\"deployment\":");
-    AppendJsonString(out, r.deployment);
-    if (!r.region.empty()) {
-        text(",\"region\":");
-        AppendJsonString(out, r.region);
-    }
-    if (!r.key.empty()) {
-        text(",\"key\":");
-        AppendJsonString(out, r.key);
-    }
-    if (!r.lane.empty()) {
-        text(",\"lane\":");
-        AppendJsonString(out, r.lane);
-    }
-    fmt::format_to(std::back_inserter(out), ",\"status\":{},\"latency_ms\":{:.3f}", r.status,
-                   r.latency_seconds * 1000.0);
-    text(",\"upstream_request_id\":");
-    AppendJsonString(out, r.upstream_request_id);
-    fmt::format_to(std::back_inserter(out), ",\"bytes_in\":{},\"bytes_out\":{},\"stream\":{}",
-                   r.bytes_in, r.bytes_out, r.stream);
+    text(std::string_view(time, sizeof time));
+    text("\"");
+    string(",\"method\":", r.method);
+    string(",\"path\":", r.path);
+    string(",\"route\":", r.route);
+    string(",\"model_group\":", r.model_group);
+    string(",\"deployment\":", r.deployment);
+    if (!r.region.empty()) string(",\"region\":", r.region);
+    if (!r.key.empty()) string(",\"key\":", r.key);
+    if (!r.lane.empty()) string(",\"lane\":", r.lane);
+    number(",\"status\":", r.status);
+    AppendMilliseconds(out, r.latency_seconds);
+    string(",\"upstream_request_id\":", r.upstream_request_id);
+    number(",\"bytes_in\":", static_cast<std::int64_t>(r.bytes_in));
+    number(",\"bytes_out\":", static_cast<std::int64_t>(r.bytes_out));
+    text(r.stream ? ",\"stream\":true" : ",\"stream\":false");
     if (r.input_tokens >= 0 || r.output_tokens >= 0) {
-        fmt::format_to(std::back_inserter(out), ",\"input_tokens\":{},\"output_tokens\":{}",
-                       r.input_tokens, r.output_tokens);
+        number(",\"input_tokens\":", r.input_tokens);
+        number(",\"output_tokens\":", r.output_tokens);
     }
     if (r.attempts > 0) {
-        fmt::format_to(std::back_inserter(out), ",\"attempts\":{},\"fallback_depth\":{}",
-                       r.attempts, r.fallback_depth);
+        number(",\"attempts\":", r.attempts);
+        number(",\"fallback_depth\":", r.fallback_depth);
     }
-    if (r.client_retry_count > 0) {
-        fmt::format_to(std::back_inserter(out), ",\"client_retry_count\":{}", r.client_retry_count);
-    }
-    if (!r.error.empty()) {
-        text(",\"error\":");
-        AppendJsonString(out, r.error);
-    }
+    if (r.client_retry_count > 0) number(",\"client_retry_count\":", r.client_retry_count);
+    if (!r.error.empty()) string(",\"error\":", r.error);
     text("}\n");
-    return fmt::to_string(out);
 }
 
 void AccessLog::Write(unsigned shard, const RequestRecord& record) {
     if (out_ == nullptr) return;
-    std::string line = Format(record);
+    thread_local fmt::memory_buffer line;  // formatted outside the lock, without an allocation
+    line.clear();
+    FormatTo(line, record);
     Shard& s = shards_[shard % shards_.size()];
     std::lock_guard lock(s.mutex);
-    if (s.lines.size() >= capacity_) {
+    if (s.lines >= capacity_) {
         metrics_.CountLogDropped();
         return;
     }
-    s.lines.push_back(std::move(line));
+    s.text.append(line.data(), line.size());
+    ++s.lines;
 }
 
 void AccessLog::Drain() {
-    std::vector<std::string> batch;
+    std::string taken;
     std::string buffer;
     for (bool last = false; !last;) {
         {
@@ -117,10 +140,11 @@ void AccessLog::Drain() {
         for (Shard& s : shards_) {
             {
                 std::lock_guard lock(s.mutex);
-                batch.swap(s.lines);
+                taken.swap(s.text);  // the shard keeps the emptied buffer's capacity
+                s.lines = 0;
             }
-            for (const std::string& line : batch) buffer += line;
-            batch.clear();
+            buffer += taken;
+            taken.clear();
         }
         if (!buffer.empty()) {
             std::fwrite(buffer.data(), 1, buffer.size(), out_);

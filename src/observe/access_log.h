@@ -1,5 +1,7 @@
 #pragma once
 
+#include <fmt/format.h>
+
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
@@ -29,11 +31,15 @@ class AccessLog final {
 
     // The JSON line (with trailing newline) for one record.
     static std::string Format(const RequestRecord& record);
+    // The same line appended to `out`.
+    static void FormatTo(fmt::memory_buffer& out, const RequestRecord& record);
 
   private:
+    // A worker's queue: its lines one after another, as they will be written.
     struct Shard {
         std::mutex mutex;
-        std::vector<std::string> lines;
+        std::string text;
+        std::size_t lines = 0;
     };
     void Drain();
 

@@ -1,35 +1,58 @@
 #include "observe/json_text.h"
 
-#include <iterator>
+#include <array>
 
 namespace switchyard::observe {
+namespace {
+
+// Which bytes must be escaped inside a JSON string (RFC 8259: '"', '\\' and controls).
+constexpr auto kEscaped = [] {
+    std::array<bool, 256> table{};
+    for (int c = 0; c < 0x20; ++c) table[c] = true;
+    table['"'] = true;
+    table['\\'] = true;
+    return table;
+}();
+
+void AppendEscaped(fmt::memory_buffer& out, char c) {
+    switch (c) {
+        case '"':
+            out.append(std::string_view("\\\""));
+            return;
+        case '\\':
+            out.append(std::string_view("\\\\"));
+            return;
+        case '\n':
+            out.append(std::string_view("\\n"));
+            return;
+        case '\r':
+            out.append(std::string_view("\\r"));
+            return;
+        case '\t':
+            out.append(std::string_view("\\t"));
+            return;
+        default: {
+            static constexpr char kHex[] = "0123456789abcdef";
+            const auto byte = static_cast<unsigned char>(c);
+            const char escaped[] = {'\\', 'u', '0', '0', kHex[byte >> 4], kHex[byte & 0xf]};
+            out.append(std::string_view(escaped, sizeof escaped));
+        }
+    }
+}
+
+}  // namespace
 
 void AppendJsonString(fmt::memory_buffer& out, std::string_view text) {
     out.push_back('"');
-    for (const char c : text) {
-        switch (c) {
-            case '"':
-                out.append(std::string_view("\\\""));
-                break;
-            case '\\':
-                out.append(std::string_view("\\\\"));
-                break;
-            case '\n':
-                out.append(std::string_view("\\n"));
-                break;
-            case '\r':
-                out.append(std::string_view("\\r"));
-                break;
-            case '\t':
-                out.append(std::string_view("\\t"));
-                break;
-            default:
-                if (static_cast<unsigned char>(c) < 0x20) {
-                    fmt::format_to(std::back_inserter(out), "\\u{:04x}", static_cast<int>(c));
-                } else {
-                    out.push_back(c);
-                }
-        }
+    // Runs of plain bytes are copied at once: names, paths and ids rarely need escaping.
+    const char* p = text.data();
+    const char* const end = p + text.size();
+    while (p != end) {
+        const char* const run = p;
+        while (p != end && !kEscaped[static_cast<unsigned char>(*p)]) ++p;
+        out.append(run, p);
+        if (p == end) break;
+        AppendEscaped(out, *p++);
     }
     out.push_back('"');
 }

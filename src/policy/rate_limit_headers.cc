@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <string>
 
 namespace switchyard::policy {
 namespace {
@@ -35,8 +34,10 @@ std::optional<std::chrono::milliseconds> ParseGoDuration(std::string_view text) 
         std::size_t start = i;
         while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
         if (i == start) return std::nullopt;
-        const double number =
-            std::strtod(std::string(text.substr(start, i - start)).c_str(), nullptr);
+        double number = 0;
+        const auto [end, ec] =
+            std::from_chars(text.data() + start, text.data() + i, number, std::chars_format::fixed);
+        if (ec != std::errc() || end != text.data() + i) return std::nullopt;
         start = i;
         while (i < text.size() && !(text[i] >= '0' && text[i] <= '9') && text[i] != '.') ++i;
         const std::string_view unit = text.substr(start, i - start);
@@ -104,66 +105,59 @@ std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_vi
     return std::nullopt;
 }
 
-RateLimitHeaders ParseRateLimitHeaders(const std::vector<HeaderField>& fields,
+RateLimitHeaders ParseRateLimitHeaders(std::span<const HeaderField> fields,
                                        std::chrono::system_clock::time_point now) {
     RateLimitHeaders out;
-    enum class Part { kLimit, kRemaining, kReset };
-    struct Known {
-        std::string_view name;
-        RateLimitWindow RateLimitHeaders::*window;
-        Part part;
-        bool go_duration;  // OpenAI resets are durations from now, Anthropic's are instants
-    };
-    static constexpr Known kKnown[] = {
-        {"anthropic-ratelimit-requests-limit", &RateLimitHeaders::requests, Part::kLimit, false},
-        {"anthropic-ratelimit-requests-remaining", &RateLimitHeaders::requests, Part::kRemaining,
-         false},
-        {"anthropic-ratelimit-requests-reset", &RateLimitHeaders::requests, Part::kReset, false},
-        {"anthropic-ratelimit-tokens-limit", &RateLimitHeaders::tokens, Part::kLimit, false},
-        {"anthropic-ratelimit-tokens-remaining", &RateLimitHeaders::tokens, Part::kRemaining,
-         false},
-        {"anthropic-ratelimit-tokens-reset", &RateLimitHeaders::tokens, Part::kReset, false},
-        {"anthropic-ratelimit-input-tokens-limit", &RateLimitHeaders::input_tokens, Part::kLimit,
-         false},
-        {"anthropic-ratelimit-input-tokens-remaining", &RateLimitHeaders::input_tokens,
-         Part::kRemaining, false},
-        {"anthropic-ratelimit-input-tokens-reset", &RateLimitHeaders::input_tokens, Part::kReset,
-         false},
-        {"anthropic-ratelimit-output-tokens-limit", &RateLimitHeaders::output_tokens, Part::kLimit,
-         false},
-        {"anthropic-ratelimit-output-tokens-remaining", &RateLimitHeaders::output_tokens,
-         Part::kRemaining, false},
-        {"anthropic-ratelimit-output-tokens-reset", &RateLimitHeaders::output_tokens, Part::kReset,
-         false},
-        {"x-ratelimit-limit-requests", &RateLimitHeaders::requests, Part::kLimit, true},
-        {"x-ratelimit-remaining-requests", &RateLimitHeaders::requests, Part::kRemaining, true},
-        {"x-ratelimit-reset-requests", &RateLimitHeaders::requests, Part::kReset, true},
-        {"x-ratelimit-limit-tokens", &RateLimitHeaders::tokens, Part::kLimit, true},
-        {"x-ratelimit-remaining-tokens", &RateLimitHeaders::tokens, Part::kRemaining, true},
-        {"x-ratelimit-reset-tokens", &RateLimitHeaders::tokens, Part::kReset, true},
-    };
-    auto iequal = [](std::string_view a, std::string_view b) {
-        if (a.size() != b.size()) return false;
-        for (std::size_t i = 0; i < a.size(); ++i) {
-            const char c = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
-            if (c != b[i]) return false;
-        }
-        return true;
-    };
     for (const auto& [name, value] : fields) {
-        for (const Known& k : kKnown) {
-            if (!iequal(name, k.name)) continue;
-            RateLimitWindow& window = out.*(k.window);
-            if (k.part == Part::kLimit) {
-                if (auto v = Integer(value)) window.limit = v;
-            } else if (k.part == Part::kRemaining) {
-                if (auto v = Integer(value)) window.remaining = v;
-            } else if (k.go_duration) {
-                if (auto d = ParseGoDuration(value)) window.reset = now + *d;
-            } else if (auto t = ParseRfc3339(value)) {
-                window.reset = t;
-            }
-            break;
+        // Names are matched in lower case, taken apart as the two providers build them.
+        char lower[64];
+        if (name.size() > sizeof lower) continue;
+        for (std::size_t i = 0; i < name.size(); ++i) {
+            const char c = name[i];
+            lower[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+        }
+        std::string_view rest(lower, name.size());
+        std::string_view dimension;
+        std::string_view part;
+        bool go_duration = false;  // OpenAI resets are durations from now, Anthropic's instants
+        if (rest.starts_with("x-ratelimit-")) {
+            rest.remove_prefix(12);  // {limit,remaining,reset}-{requests,tokens}
+            const std::size_t dash = rest.find('-');
+            if (dash == std::string_view::npos) continue;
+            part = rest.substr(0, dash);
+            dimension = rest.substr(dash + 1);
+            go_duration = true;
+        } else if (rest.starts_with("anthropic-ratelimit-")) {
+            rest.remove_prefix(20);  // {requests,tokens,input-tokens,output-tokens}-{part}
+            const std::size_t dash = rest.rfind('-');
+            if (dash == std::string_view::npos) continue;
+            dimension = rest.substr(0, dash);
+            part = rest.substr(dash + 1);
+        } else {
+            continue;
+        }
+        RateLimitWindow* window = nullptr;
+        if (dimension == "requests") {
+            window = &out.requests;
+        } else if (dimension == "tokens") {
+            window = &out.tokens;
+        } else if (!go_duration && dimension == "input-tokens") {
+            window = &out.input_tokens;
+        } else if (!go_duration && dimension == "output-tokens") {
+            window = &out.output_tokens;
+        } else {
+            continue;
+        }
+        if (part == "limit") {
+            if (auto v = Integer(value)) window->limit = v;
+        } else if (part == "remaining") {
+            if (auto v = Integer(value)) window->remaining = v;
+        } else if (part != "reset") {
+            continue;
+        } else if (go_duration) {
+            if (auto d = ParseGoDuration(value)) window->reset = now + *d;
+        } else if (auto t = ParseRfc3339(value)) {
+            window->reset = t;
         }
     }
     return out;

@@ -3,9 +3,9 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
-#include <vector>
 
 namespace switchyard::policy {
 
@@ -39,7 +39,7 @@ using HeaderField = std::pair<std::string_view, std::string_view>;
 //  - OpenAI: x-ratelimit-{limit,remaining,reset}-{requests,tokens}, the reset a Go duration
 //    ("1s", "6m0s", "12ms") from `now`.
 // Malformed values are skipped.
-RateLimitHeaders ParseRateLimitHeaders(const std::vector<HeaderField>& fields,
+RateLimitHeaders ParseRateLimitHeaders(std::span<const HeaderField> fields,
                                        std::chrono::system_clock::time_point now);
 
 // "1h2m3.5s", "6m0s", "12ms", "250us", "0s" -> milliseconds (rounded up).

@@ -1,6 +1,8 @@
 #include "server/attempt.h"
 
 #include <algorithm>
+#include <array>
+#include <span>
 #include <vector>
 
 #include "api/structured_output.h"
@@ -29,19 +31,20 @@ std::optional<std::string_view> HeaderValue(const upstream::ResponseHeader& head
 // deployment's headroom.
 void NoteRateLimitHeaders(RequestContext& ctx, const config::Deployment& deployment,
                           const upstream::ResponseHeader& header) {
-    std::vector<policy::HeaderField> fields;
-    fields.reserve(12);  // both providers send at most 12
+    std::array<policy::HeaderField, 24> fields;  // both providers send at most 12
+    std::size_t count = 0;
     for (const auto& field : header) {
         const std::string_view name = field.name_string();
-        if ((name.size() > 12 && beast::iequals(name.substr(0, 12), "x-ratelimit-")) ||
-            (name.size() > 20 && beast::iequals(name.substr(0, 20), "anthropic-ratelimit-"))) {
-            fields.emplace_back(name, std::string_view(field.value()));
+        if (((name.size() > 12 && beast::iequals(name.substr(0, 12), "x-ratelimit-")) ||
+             (name.size() > 20 && beast::iequals(name.substr(0, 20), "anthropic-ratelimit-"))) &&
+            count < fields.size()) {
+            fields[count++] = {name, std::string_view(field.value())};
         }
     }
-    if (fields.empty()) return;
+    if (count == 0) return;
     const core::Clock& clock = ctx.Context().clock;
     const policy::RateLimitHeaders reported =
-        policy::ParseRateLimitHeaders(fields, clock.WallNow());
+        policy::ParseRateLimitHeaders(std::span(fields.data(), count), clock.WallNow());
     ctx.Health().NoteHeadroom(deployment.index, reported);
     ctx.Headroom().Correct(deployment.index, reported, clock.Now());
     if (state::RedisState* shared = ctx.Context().shared) {

@@ -1,7 +1,8 @@
 // The SSE framer gives the same events whatever way the bytes are split across reads: the first
 // input byte chooses the split points, the rest is the stream. Each event's usage, as the relay
 // reads it without building a document, agrees with a parsed document wherever the usage object
-// is valid JSON.
+// is valid JSON. Whether an event carries content, as the relay reads it in one pass of the parser,
+// agrees with the same rule applied to a parsed document.
 #include <boost/json.hpp>
 #include <cstdint>
 #include <cstdlib>
@@ -9,7 +10,9 @@
 #include <string_view>
 #include <vector>
 
+#include "api/stream_events.h"
 #include "api/usage.h"
+#include "core/json.h"
 #include "core/sse_parser.h"
 
 using namespace switchyard;
@@ -77,6 +80,52 @@ void CheckUsage(std::string_view text) {
     }
 }
 
+// The commit-point rule on a parsed document: what api::CarriesContent must answer.
+bool CarriesContentByDocument(const core::SseEvent& event) {
+    if (!event.has_data) return false;
+    if (event.data == "[DONE]") return true;
+    if (event.name == "ping" || event.name == "message_start") return false;
+    boost::system::error_code ec;
+    const boost::json::value value = core::ParseJson(event.data, ec);
+    if (ec || !value.is_object()) return true;
+    const boost::json::object& o = value.get_object();
+    if (const auto* type = o.if_contains("type"); type && type->is_string()) {
+        const std::string_view t = type->get_string();
+        if (t.starts_with("response.")) {
+            return t.ends_with(".delta") || t == "response.completed" || t == "response.incomplete";
+        }
+        return t == "content_block_delta" || t == "message_delta" || t == "message_stop";
+    }
+    const auto* choices = o.if_contains("choices");
+    if (choices == nullptr || !choices->is_array() || choices->get_array().empty()) {
+        return o.contains("usage");
+    }
+    const auto& choice = choices->get_array().front();
+    if (!choice.is_object()) return true;
+    if (const auto* finish = choice.get_object().if_contains("finish_reason");
+        finish && !finish->is_null()) {
+        return true;
+    }
+    const auto* delta = choice.get_object().if_contains("delta");
+    if (delta == nullptr || !delta->is_object()) return false;
+    const auto& d = delta->get_object();
+    if (const auto* content = d.if_contains("content");
+        content && content->is_string() && !content->get_string().empty()) {
+        return true;
+    }
+    const auto* refusal = d.if_contains("refusal");
+    return d.contains("tool_calls") || d.contains("function_call") ||
+           (refusal != nullptr && !refusal->is_null());
+}
+
+void CheckContent(const Event& e) {
+    core::SseEvent event;
+    event.name = e.name;
+    event.data = e.data;
+    event.has_data = e.has_data;
+    if (api::CarriesContent(event) != CarriesContentByDocument(event)) std::abort();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -90,6 +139,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const Event& e : whole) {
         raw += e.raw.size();
         CheckUsage(e.data);
+        CheckContent(e);
     }
     if (raw > bytes.size()) std::abort();
     return 0;

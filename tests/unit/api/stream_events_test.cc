@@ -63,6 +63,36 @@ TEST(StreamEventsTest, OpenAiRoleChunkCarriesNoContentTextAndToolCallsDo) {
     EXPECT_FALSE(CarriesContent(One(": keep-alive\n\n")));
 }
 
+TEST(StreamEventsTest, ContentIsJudgedByEachMembersLastValueAndOnlyTheFirstChoice) {
+    // A member named twice counts with its last value, as in a parsed document.
+    EXPECT_FALSE(CarriesContent(
+        One("data: {\"choices\":[{\"delta\":{\"content\":\"a\",\"content\":\"\"}}]}\n\n")));
+    EXPECT_FALSE(CarriesContent(One(
+        "data: {\"choices\":[{\"delta\":{\"tool_calls\":[]},\"delta\":{\"content\":null}}]}\n\n")));
+    EXPECT_FALSE(CarriesContent(
+        One("data: {\"choices\":[{\"finish_reason\":\"stop\",\"finish_reason\":null}]}\n\n")));
+    EXPECT_FALSE(CarriesContent(
+        One("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}],\"choices\":[]}\n\n")));
+    EXPECT_FALSE(CarriesContent(One("data: {\"type\":\"message_stop\",\"type\":\"ping\"}\n\n")));
+    // Only the first choice counts; a first choice that is no object is not the relay's to judge.
+    EXPECT_FALSE(CarriesContent(
+        One("data: {\"choices\":[{\"delta\":{}},{\"delta\":{\"content\":\"x\"}}]}\n\n")));
+    EXPECT_TRUE(CarriesContent(One("data: {\"choices\":[7]}\n\n")));
+    // A "type" that is no string leaves the choices to decide; an escaped one is read unescaped.
+    EXPECT_TRUE(CarriesContent(
+        One("data: {\"type\":7,\"choices\":[{\"delta\":{\"content\":\"y\"}}]}\n\n")));
+    EXPECT_TRUE(CarriesContent(One("data: {\"type\":\"message_d\\u0065lta\"}\n\n")));
+    EXPECT_TRUE(CarriesContent(
+        One("data: {\"type\":\"response.a-type-name-longer-than-thirty-two.delta\"}\n\n")));
+    EXPECT_FALSE(CarriesContent(One("data: {\"type\":\"response.created\"}\n\n")));
+    // Not one well-formed object: trailing bytes, an array, a document too deep.
+    EXPECT_TRUE(CarriesContent(One("data: {\"type\":\"ping\"} x\n\n")));
+    EXPECT_TRUE(CarriesContent(One("data: [{\"choices\":[]}]\n\n")));
+    EXPECT_TRUE(
+        CarriesContent(One("data: {\"choices\":[{\"delta\":" + std::string(200, '[') + "\n\n")));
+    EXPECT_FALSE(CarriesContent(One("data: {\"choices\":{\"delta\":{\"content\":\"x\"}}}\n\n")));
+}
+
 TEST(StreamEventsTest, ErrorEventsOfBothProviders) {
     EXPECT_TRUE(
         IsErrorEvent(One("event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":"

@@ -63,6 +63,29 @@ TEST(AccessLogTest, FormatsOneJsonLine) {
     EXPECT_EQ(json.at("time").as_string().size(), std::string("1970-01-01T00:00:00.000Z").size());
 }
 
+TEST(AccessLogTest, EscapesEveryControlAndQuoteAndWritesLatencyToTheMicrosecond) {
+    RequestRecord r;
+    r.path = "/a\"b\\c\x01\x1f\td\u00e9";
+    r.latency_seconds = 1.2345678;
+    r.stream = true;
+    r.attempts = 2;
+    r.fallback_depth = 1;
+    r.client_retry_count = 3;
+    const std::string line = AccessLog::Format(r);
+    EXPECT_NE(line.find("\"path\":\"/a\\\"b\\\\c\\u0001\\u001f\\td\u00e9\""), std::string::npos)
+        << line;
+    EXPECT_NE(line.find("\"latency_ms\":1234.568,"), std::string::npos) << line;
+    const auto json = boost::json::parse(line).as_object();
+    EXPECT_EQ(json.at("path").as_string(), r.path);
+    EXPECT_EQ(json.at("stream").as_bool(), true);
+    EXPECT_EQ(json.at("attempts").as_int64(), 2);
+    EXPECT_EQ(json.at("fallback_depth").as_int64(), 1);
+    EXPECT_EQ(json.at("client_retry_count").as_int64(), 3);
+    EXPECT_FALSE(json.contains("input_tokens"));
+    r.latency_seconds = 0.0000004;  // rounds to 0.000 ms
+    EXPECT_NE(AccessLog::Format(r).find("\"latency_ms\":0.000,"), std::string::npos);
+}
+
 TEST(MetricsTest, RendersRateLimitEventsPerKeyAndLane) {
     Metrics metrics(2);
     metrics.CountKeyRefusal("chat \"app\"", "requests");

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 namespace switchyard::policy {
 namespace {
@@ -80,6 +81,32 @@ TEST(RateLimitHeadersTest, ReadsBothProviders) {
     EXPECT_FALSE(h.input_tokens.Known());
 
     EXPECT_FALSE(ParseRateLimitHeaders(lookup({}), At(0)).Known());
+}
+
+TEST(RateLimitHeadersTest, NamesAreMatchedWholeInAnyCase) {
+    const std::vector<HeaderField> fields = {
+        {"ANTHROPIC-RATELIMIT-OUTPUT-TOKENS-REMAINING", "15000"},
+        {"Anthropic-RateLimit-Input-Tokens-Reset", "2024-03-26T20:00:00Z"},
+        // Dimensions and parts neither provider sends, and names that only begin like theirs.
+        {"x-ratelimit-limit-input-tokens", "1"},
+        {"x-ratelimit-limit-project-tokens", "2"},
+        {"x-ratelimit-limit", "3"},
+        {"x-ratelimit-reset-requests-extra", "1s"},
+        {"anthropic-ratelimit-requests-used", "4"},
+        {"anthropic-ratelimit-", "5"},
+        {"anthropic-ratelimit-limit", "6"},
+        {"x-ratelimit-reset-tokens", "."},
+        {"x-ratelimit-reset-requests", "1.5s"},
+    };
+    const RateLimitHeaders h = ParseRateLimitHeaders(fields, At(0));
+    EXPECT_EQ(h.output_tokens.remaining, 15000);
+    EXPECT_EQ(h.input_tokens.reset, At(1'711'483'200));
+    EXPECT_FALSE(h.input_tokens.limit);
+    EXPECT_FALSE(h.requests.limit);
+    EXPECT_FALSE(h.tokens.limit);
+    EXPECT_FALSE(h.tokens.reset) << "a duration without digits is skipped";
+    EXPECT_EQ(h.requests.reset, At(0) + milliseconds(1'500));
+    EXPECT_FALSE(h.requests.remaining);
 }
 
 }  // namespace

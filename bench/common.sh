@@ -348,7 +348,7 @@ models:
       - {provider: openai, model: bench-upstream, api_base: "http://127.0.0.1:$MOCK_PORT/v1"}
 EOF
     # Access logging stays on (the default), written to /dev/null: its cost is part of the figure.
-    taskset -c "$PROXY_CPU" env ${SWITCHYARD_PRELOAD:+LD_PRELOAD=$SWITCHYARD_PRELOAD} "$SWITCHYARD" serve --config "$WORK_DIR/switchyard.yaml" --workers 1 \
+    taskset -c "$PROXY_CPU" "$SWITCHYARD" serve --config "$WORK_DIR/switchyard.yaml" --workers 1 \
         >/dev/null 2>"$WORK_DIR/switchyard.err" 9>&- &
     SWITCHYARD_PID=$!
     STARTED_PIDS+=("$SWITCHYARD_PID")

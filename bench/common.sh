@@ -321,14 +321,22 @@ http {
     }
 }
 EOF
-    taskset -c "$PROXY_CPU" "$NGINX_BIN" -p "$d" -c "$d/nginx.conf" -g 'daemon off;' \
+    # Under a PROXY_WRAP (bench/instructions.sh: valgrind) nginx is one process, its own worker.
+    local globals='daemon off;'
+    [ -z "${PROXY_WRAP:-}" ] || globals='daemon off; master_process off;'
+    # shellcheck disable=SC2086 # PROXY_WRAP is a command line
+    taskset -c "$PROXY_CPU" ${PROXY_WRAP:-} "$NGINX_BIN" -p "$d" -c "$d/nginx.conf" -g "$globals" \
         >"$d/logs/stdout.log" 2>"$d/logs/stderr.log" 9>&- &
     NGINX_PID=$!
     STARTED_PIDS+=("$NGINX_PID")
     NGINX_WORKER_PID=""
     for _ in $(seq 100); do
         kill -0 "$NGINX_PID" 2>/dev/null || { cat "$d/logs/stderr.log" "$d/logs/error.log" >&2 2>/dev/null; die "nginx exited during startup"; }
-        NGINX_WORKER_PID="$(pgrep -P "$NGINX_PID" | head -1 || true)"
+        if [ -n "${PROXY_WRAP:-}" ]; then
+            NGINX_WORKER_PID="$NGINX_PID"
+        else
+            NGINX_WORKER_PID="$(pgrep -P "$NGINX_PID" | head -1 || true)"
+        fi
         if [ -n "$NGINX_WORKER_PID" ] && [ -n "$(ss -Htln "sport = :$NGINX_PORT")" ]; then break; fi
         sleep 0.1
     done
@@ -348,7 +356,8 @@ models:
       - {provider: openai, model: bench-upstream, api_base: "http://127.0.0.1:$MOCK_PORT/v1"}
 EOF
     # Access logging stays on (the default), written to /dev/null: its cost is part of the figure.
-    taskset -c "$PROXY_CPU" "$SWITCHYARD" serve --config "$WORK_DIR/switchyard.yaml" --workers 1 \
+    # shellcheck disable=SC2086 # PROXY_WRAP is a command line
+    taskset -c "$PROXY_CPU" ${PROXY_WRAP:-} "$SWITCHYARD" serve --config "$WORK_DIR/switchyard.yaml" --workers 1 \
         >/dev/null 2>"$WORK_DIR/switchyard.err" 9>&- &
     SWITCHYARD_PID=$!
     STARTED_PIDS+=("$SWITCHYARD_PID")

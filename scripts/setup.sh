@@ -17,6 +17,8 @@ packages=(
     nginx-light wrk util-linux procps
     # The benchmarks' profiles and syscall counts (bench/targets.sh, PROFILE=1).
     linux-perf
+    # User-space instructions per request, exact on a noisy VM (bench/instructions.sh).
+    valgrind
     redis-server
     # The dashboard's browser test drives Debian's chromium headless (puppeteer-core never
     # downloads a browser); DejaVu gives its screenshots real glyphs.

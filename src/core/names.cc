@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace switchyard::core {
 namespace {
 
@@ -25,6 +27,11 @@ bool IsSafeName(std::string_view name) {
 }
 
 std::string Printable(std::string_view text) {
+    // Usually nothing to encode: one scan, one copy.
+    if (std::all_of(text.begin(), text.end(),
+                    [](char c) { return Plain(static_cast<unsigned char>(c)); })) {
+        return std::string(text);
+    }
     std::string out;
     out.reserve(text.size());
     for (const char c : text) {

@@ -1,7 +1,5 @@
 #pragma once
 
-#include <fmt/format.h>
-
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
@@ -32,7 +30,7 @@ class AccessLog final {
     // The JSON line (with trailing newline) for one record.
     static std::string Format(const RequestRecord& record);
     // The same line appended to `out`.
-    static void FormatTo(fmt::memory_buffer& out, const RequestRecord& record);
+    static void FormatTo(std::string& out, const RequestRecord& record);
 
   private:
     // A worker's queue: its lines one after another, as they will be written.

@@ -14,35 +14,38 @@ constexpr auto kEscaped = [] {
     return table;
 }();
 
-void AppendEscaped(fmt::memory_buffer& out, char c) {
+void Put(fmt::memory_buffer& out, std::string_view text) { out.append(text); }
+void Put(std::string& out, std::string_view text) { out.append(text); }
+
+template <class Out>
+void AppendEscaped(Out& out, char c) {
     switch (c) {
         case '"':
-            out.append(std::string_view("\\\""));
+            Put(out, std::string_view("\\\""));
             return;
         case '\\':
-            out.append(std::string_view("\\\\"));
+            Put(out, std::string_view("\\\\"));
             return;
         case '\n':
-            out.append(std::string_view("\\n"));
+            Put(out, std::string_view("\\n"));
             return;
         case '\r':
-            out.append(std::string_view("\\r"));
+            Put(out, std::string_view("\\r"));
             return;
         case '\t':
-            out.append(std::string_view("\\t"));
+            Put(out, std::string_view("\\t"));
             return;
         default: {
             static constexpr char kHex[] = "0123456789abcdef";
             const auto byte = static_cast<unsigned char>(c);
             const char escaped[] = {'\\', 'u', '0', '0', kHex[byte >> 4], kHex[byte & 0xf]};
-            out.append(std::string_view(escaped, sizeof escaped));
+            Put(out, std::string_view(escaped, sizeof escaped));
         }
     }
 }
 
-}  // namespace
-
-void AppendJsonString(fmt::memory_buffer& out, std::string_view text) {
+template <class Out>
+void AppendQuoted(Out& out, std::string_view text) {
     out.push_back('"');
     // Runs of plain bytes are copied at once: names, paths and ids rarely need escaping.
     const char* p = text.data();
@@ -50,11 +53,16 @@ void AppendJsonString(fmt::memory_buffer& out, std::string_view text) {
     while (p != end) {
         const char* const run = p;
         while (p != end && !kEscaped[static_cast<unsigned char>(*p)]) ++p;
-        out.append(run, p);
+        Put(out, std::string_view(run, static_cast<std::size_t>(p - run)));
         if (p == end) break;
         AppendEscaped(out, *p++);
     }
     out.push_back('"');
 }
+
+}  // namespace
+
+void AppendJsonString(fmt::memory_buffer& out, std::string_view text) { AppendQuoted(out, text); }
+void AppendJsonString(std::string& out, std::string_view text) { AppendQuoted(out, text); }
 
 }  // namespace switchyard::observe

@@ -1,6 +1,8 @@
 #include "api/usage.h"
 
 #include <charconv>
+#include <cstddef>
+#include <cstring>
 #include <system_error>
 
 namespace switchyard::api {
@@ -23,6 +25,23 @@ std::optional<std::int64_t> IntegerAt(std::string_view text, std::size_t at) {
 }
 
 }  // namespace
+
+bool HasUsageObject(std::string_view json) {
+    static constexpr std::string_view kName = "\"usage\":";
+    const char* const begin = json.data();
+    const char* const end = begin + json.size();
+    for (const char* p = begin; p != end;) {
+        const auto* brace =
+            static_cast<const char*>(std::memchr(p, '{', static_cast<std::size_t>(end - p)));
+        if (brace == nullptr) return false;
+        if (brace - begin >= static_cast<std::ptrdiff_t>(kName.size()) &&
+            std::string_view(brace - kName.size(), kName.size()) == kName) {
+            return true;
+        }
+        p = brace + 1;
+    }
+    return false;
+}
 
 std::optional<Usage> FindUsage(std::string_view json) {
     const std::size_t key = json.rfind("\"usage\"");

@@ -18,6 +18,11 @@ struct Usage {
 // document (responses are read only for usage). nullopt when absent or null.
 std::optional<Usage> FindUsage(std::string_view json);
 
+// Whether `json` holds `"usage":{` as providers write it: the test a stream event passes before
+// FindUsage reads it (OpenAI chunks carry `"usage":null` until the last). Only the few '{' of a
+// chunk are looked at, where a substring search would restart at each of its many quotes.
+bool HasUsageObject(std::string_view json);
+
 // A request's input tokens estimated before the call, for rate limits: a quarter of its body's
 // bytes (about four bytes per token for English text and JSON). Counting exactly costs ~40 proxy
 // hops for a large prompt; the estimate is reconciled with the reported usage afterwards.

@@ -4,8 +4,6 @@
 
 #include <array>
 #include <boost/json.hpp>
-#include <cstddef>
-#include <cstring>
 #include <optional>
 
 #include "api/responses.h"
@@ -22,26 +20,6 @@
 
 namespace switchyard::server {
 namespace {
-
-// Whether an event's data holds a usage object (OpenAI chunks carry `"usage":null` until the
-// last): each '{' is checked for the name before it. A chunk has a few braces and many quotes,
-// so this is a few memchr calls where a substring search restarts at every quote.
-bool HasUsageObject(std::string_view data) {
-    static constexpr std::string_view kName = "\"usage\":";
-    const char* const begin = data.data();
-    const char* const end = begin + data.size();
-    for (const char* p = begin; p != end;) {
-        const auto* brace =
-            static_cast<const char*>(std::memchr(p, '{', static_cast<std::size_t>(end - p)));
-        if (brace == nullptr) return false;
-        if (brace - begin >= static_cast<std::ptrdiff_t>(kName.size()) &&
-            std::string_view(brace - kName.size(), kName.size()) == kName) {
-            return true;
-        }
-        p = brace + 1;
-    }
-    return false;
-}
 
 // Upstream response headers a client may act on, passed through unchanged.
 constexpr std::string_view kPassThroughHeaders[] = {"retry-after", "retry-after-ms"};
@@ -320,7 +298,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
             }
             if (api::IsEndEvent(event)) done_seen = true;
             if (text) text->Feed(event.name, event.data);
-            if (HasUsageObject(event.data)) NoteUsage(ctx, event.data);
+            if (api::HasUsageObject(event.data)) NoteUsage(ctx, event.data);
             if (!content_seen && api::CarriesContent(event)) {
                 content_seen = true;
                 result.first_content = clock.Now();

@@ -242,6 +242,18 @@ TEST(UsageTest, FindsTheLastUsageObject) {
     EXPECT_FALSE(FindUsage(R"({"usage":{"prompt_tokens":1)"));
 }
 
+TEST(UsageTest, AStreamEventHoldsAUsageObjectOnlyWhenItsNameOpensOne) {
+    EXPECT_TRUE(HasUsageObject(R"({"choices":[],"usage":{"prompt_tokens":1}})"));
+    EXPECT_TRUE(HasUsageObject(R"({"type":"message_delta","usage":{"output_tokens":15}})"));
+    EXPECT_TRUE(HasUsageObject(R"("usage":{)"));
+    EXPECT_FALSE(HasUsageObject(R"({"choices":[{"delta":{"content":"x"}}],"usage":null})"));
+    EXPECT_FALSE(HasUsageObject(R"({"content":"the usage of {braces}"})"));
+    EXPECT_FALSE(HasUsageObject(R"({"content":"\"usage\":{"})")) << "an escaped name in a string";
+    EXPECT_FALSE(HasUsageObject(R"(usage":{)")) << "the name's opening quote is missing";
+    EXPECT_FALSE(HasUsageObject(""));
+    EXPECT_FALSE(HasUsageObject("{"));
+}
+
 TEST(UsageTest, ReadsOnlyTheUsageObjectsOwnIntegerMembers) {
     // Anthropic's shape, with nested objects, strings holding braces and names, and spaces.
     auto usage =

@@ -186,15 +186,35 @@ class Scanner final {
             case 't':
                 ++p_;
                 return true;
-            case 'u':
+            case 'u': {
                 ++p_;
-                for (int i = 0; i < 4; ++i, ++p_) {
-                    if (p_ == end_ || !IsHex(*p_)) return false;
-                }
-                return true;
+                const std::optional<unsigned> unit = CodeUnit();
+                if (!unit) return false;
+                // UTF-16 surrogates come in pairs: a high one (D800-DBFF) directly followed by
+                // an escaped low one (DC00-DFFF); either alone is not a character.
+                if (*unit < 0xD800 || *unit > 0xDFFF) return true;
+                if (*unit > 0xDBFF) return false;
+                if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return false;
+                p_ += 2;
+                const std::optional<unsigned> low = CodeUnit();
+                return low && *low >= 0xDC00 && *low <= 0xDFFF;
+            }
             default:
                 return false;
         }
+    }
+
+    // The four hex digits of a \u escape, as a UTF-16 code unit.
+    std::optional<unsigned> CodeUnit() {
+        unsigned unit = 0;
+        for (int i = 0; i < 4; ++i, ++p_) {
+            if (p_ == end_ || !IsHex(*p_)) return std::nullopt;
+            const char c = *p_;
+            unit = unit * 16 + static_cast<unsigned>(IsDigit(c) ? c - '0'
+                                                     : c >= 'a' ? c - 'a' + 10
+                                                                : c - 'A' + 10);
+        }
+        return unit;
     }
 
     // One multi-byte UTF-8 sequence (RFC 3629: no overlongs, no surrogates, at most U+10FFFF).

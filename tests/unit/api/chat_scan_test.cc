@@ -62,6 +62,35 @@ TEST(ChatScanTest, LeavesEverythingUnusualToTheFullParser) {
     }
 }
 
+// A \u escape of a UTF-16 surrogate is a character only as a high-low pair, as the parser reads it.
+TEST(ChatScanTest, SurrogateEscapesAreAcceptedOnlyInPairs) {
+    for (const char* body : {
+             R"({"model":"m","s":"\ud83d\ude00"})",  // a pair: U+1F600
+             R"({"model":"m","s":"\uDBFF\uDFFF"})",  // the last pair, upper case
+             R"({"model":"m","s":"\ud7ff\ue000"})",  // either side of the surrogates
+         }) {
+        EXPECT_TRUE(ScanChatRequest(body)) << body;
+        boost::system::error_code ec;
+        boost::json::parse(body, ec);
+        EXPECT_FALSE(ec) << body;
+    }
+    for (const char* body : {
+             R"({"model":"m","s":"\uDDDD"})",        // a low surrogate alone
+             R"({"model":"m","s":"\ud83d"})",        // a high surrogate at the string's end
+             R"({"model":"m","s":"\ud83dx"})",       // a high surrogate before a plain byte
+             R"({"model":"m","s":"\ud83d\n"})",      // ... before another escape
+             R"({"model":"m","s":"\ud83d\u0041"})",  // ... before a character that is no low one
+             R"({"model":"m","s":"\ud83d\ud83d"})",  // ... before another high one
+             R"({"model":"m","s":"\ud83d\ude0"})",   // ... before a short escape
+             R"({"model":"m","s":"\ud83d\)",         // cut off in the pair
+         }) {
+        EXPECT_FALSE(ScanChatRequest(body)) << body;
+        boost::system::error_code ec;
+        boost::json::parse(body, ec);
+        EXPECT_TRUE(ec) << body;
+    }
+}
+
 TEST(ChatScanTest, NegativeFractionalAndHugeMaxTokensCountForNothing) {
     EXPECT_EQ(ScanChatRequest(R"({"model":"m","max_tokens":-5})")->max_tokens, 0);
     EXPECT_EQ(ScanChatRequest(R"({"model":"m","max_tokens":5.5})")->max_tokens, 0);

@@ -47,6 +47,22 @@ test('malformed JSON is a 400', async () => {
                                 message: /could not parse the JSON body/ });
 });
 
+test('a lone UTF-16 surrogate escape is malformed JSON: a 400 that never reaches the upstream', async () => {
+  await mock.reset();
+  for (const content of ['a \\uDDDD b', 'a \\ud83d b', 'a \\ud83d\\u0041 b']) {
+    const res = await request(gateway.port, {
+      body: `{"model":"alpha","messages":[{"role":"user","content":"${content}"}]}` });
+    assertOpenAiError(res, 400, { type: 'invalid_request_error', code: null,
+                                  message: /could not parse the JSON body/ });
+  }
+  assert.equal((await mock.stats()).total, 0);
+  // A high-low pair is a character (U+1F600) and is served.
+  const paired = await request(gateway.port, {
+    body: '{"model":"alpha","messages":[{"role":"user","content":"a \\ud83d\\ude00 b"}]}' });
+  assert.equal(paired.status, 200, paired.body);
+  assert.equal((await mock.stats()).total, 1);
+});
+
 test('a JSON body that is not an object is a 400', async () => {
   const res = await request(gateway.port, { body: '[1,2,3]' });
   assertOpenAiError(res, 400, { type: 'invalid_request_error', code: null });

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "core/hex.h"
 #include "core/json.h"
 
 namespace switchyard::api {
@@ -168,9 +169,6 @@ class Scanner final {
 
   private:
     static bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-    static bool IsHex(char c) {
-        return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-    }
 
     bool Escape() {
         ++p_;  // the backslash
@@ -208,11 +206,9 @@ class Scanner final {
     std::optional<unsigned> CodeUnit() {
         unsigned unit = 0;
         for (int i = 0; i < 4; ++i, ++p_) {
-            if (p_ == end_ || !IsHex(*p_)) return std::nullopt;
-            const char c = *p_;
-            unit = unit * 16 + static_cast<unsigned>(IsDigit(c) ? c - '0'
-                                                     : c >= 'a' ? c - 'a' + 10
-                                                                : c - 'A' + 10);
+            const int digit = p_ == end_ ? -1 : core::HexValue(*p_);
+            if (digit < 0) return std::nullopt;
+            unit = unit * 16 + static_cast<unsigned>(digit);
         }
         return unit;
     }

@@ -4,17 +4,12 @@
 
 #include <algorithm>
 
+#include "core/hex.h"
+
 namespace switchyard::core {
 namespace {
 
 bool Plain(unsigned char c) { return c > 0x20 && c < 0x7f && c != '"' && c != '\\'; }
-
-int HexValue(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
 
 }  // namespace
 

@@ -1,5 +1,9 @@
 #include "upstream/connection_pool.h"
 
+#include <sys/socket.h>
+
+#include <cerrno>
+
 namespace switchyard::upstream {
 namespace {
 
@@ -15,6 +19,18 @@ core::LocalError Unreachable(const config::Deployment& d, std::string_view step,
 }
 
 }  // namespace
+
+bool Quiet(Connection& connection) {
+    if (connection.buffer.size() != 0) return false;
+    if (connection.tls && SSL_pending(connection.tls->native_handle()) > 0) return false;
+    // One non-blocking peek (a syscall per reuse, the price of never reading a stray answer):
+    // "would block" is the only quiet result. 0 is the peer's close, > 0 bytes nobody asked for
+    // (a late or extra response, which would be read as the next request's answer).
+    char byte;
+    const ssize_t n =
+        ::recv(connection.Lowest().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
 
 ConnectionPool::ConnectionPool(asio::any_io_executor executor, TlsContexts& tls,
                                observe::Metrics& metrics, Watchdog& watchdog)
@@ -38,9 +54,7 @@ std::unique_ptr<Connection> ConnectionPool::TakeIdle(const config::Deployment& d
     while (!list.empty()) {
         std::unique_ptr<Connection> c = std::move(list.back());
         list.pop_back();
-        // No liveness probe here (it would cost a syscall per request): a connection the peer
-        // closed while idle fails before any response byte and is replaced once (UpstreamCall).
-        if (now - c->idle_since < kIdleTtl) {
+        if (now - c->idle_since < kIdleTtl && Quiet(*c)) {
             c->reused = true;
             return c;
         }

@@ -30,6 +30,12 @@ struct Connection {
     beast::tcp_stream& Lowest() { return tls ? beast::get_lowest_layer(*tls) : *tcp; }
 };
 
+// Whether nothing arrived on `connection` since its last exchange ended: no bytes buffered by us
+// or by TLS, none waiting in the socket, and no close from the peer. Only a quiet connection may
+// carry another request: HTTP/1.1 matches a response to a request by order alone, so bytes that
+// arrived while idle would be taken for the next request's answer, whichever client sent it.
+bool Quiet(Connection& connection);
+
 // Keep-alive connections of one worker, keyed by scheme, host, port and trust anchors. Lives on
 // its worker's io_context and is only used from that thread, so it takes no locks.
 class ConnectionPool final {
@@ -41,7 +47,8 @@ class ConnectionPool final {
 
     static std::string KeyOf(const config::Deployment& deployment);
 
-    // An idle connection for `deployment` that still looks open, or null.
+    // An idle, quiet connection for `deployment`, or null. Connections that are not quiet are
+    // closed, never reused.
     std::unique_ptr<Connection> TakeIdle(const config::Deployment& deployment);
 
     // Opens a new connection (resolve, connect, TLS handshake with SNI and host name

@@ -12,6 +12,8 @@ namespace {
 
 constexpr std::uint64_t kMaxResponseBytes = 1ull << 32;
 constexpr std::uint32_t kMaxHeaderBytes = 64 * 1024;
+// Interim responses accepted before the final one.
+constexpr int kMaxInterimResponses = 8;
 
 bool IsStaleConnectionError(const boost::system::error_code& ec) {
     return ec == http::error::end_of_stream || ec == asio::error::eof ||
@@ -24,7 +26,8 @@ bool IsStaleConnectionError(const boost::system::error_code& ec) {
 UpstreamCall::~UpstreamCall() {
     // Only a connection whose exchange completed cleanly goes back to the pool.
     if (connection_ && !failed_ && !aborted_ && parser_ && parser_->is_done() &&
-        parser_->keep_alive() && connection_->buffer.size() == 0) {
+        parser_->keep_alive() && connection_->buffer.size() == 0 &&
+        !(connection_->tls && SSL_pending(connection_->tls->native_handle()) > 0)) {
         pool_.Release(std::move(connection_));
     }
 }
@@ -57,9 +60,9 @@ void UpstreamCall::Fail(std::string_view step, const boost::system::error_code& 
     if (ec.category() == make_error_code(http::error::bad_version).category() ||
         ec == http::error::body_limit) {
         transport_ = policy::Transport::kProtocol;
-        error_ = {core::ErrorKind::kUpstreamProtocol, "Upstream '" + name + "' sent an invalid " +
-                                                          std::string(step) + " (" + ec.message() +
-                                                          ")."};
+        error_ = {core::ErrorKind::kUpstreamProtocol,
+                  "Upstream '" + name + "' broke HTTP/1.1 during " + std::string(step) + " (" +
+                      ec.message() + ")."};
     } else {
         error_ = {core::ErrorKind::kUpstreamUnreachable, "Upstream '" + name + "' failed during " +
                                                              std::string(step) + " (" +
@@ -80,13 +83,25 @@ asio::awaitable<boost::system::error_code> UpstreamCall::Exchange(Stream& stream
         std::tie(write_ec, std::ignore) = co_await asio::async_write(stream, buffers, kTuple);
     }
     if (write_ec) co_return TimedOut(write_ec);
-    parser_.emplace(std::piecewise_construct, std::make_tuple(),
-                    std::make_tuple(ResponseAllocator(&arena_)));
-    parser_->body_limit(kMaxResponseBytes);
-    parser_->header_limit(kMaxHeaderBytes);
-    auto [read_ec, read] =
-        co_await http::async_read_header(stream, connection_->buffer, *parser_, kTuple);
-    co_return TimedOut(read_ec);
+    // Interim (1xx) responses may come before the final one (RFC 9110 section 15.2): each is read
+    // whole and dropped, never relayed — a proxy need not forward them — and never taken for the
+    // answer, which would leave the real answer on the connection for whoever sends next.
+    for (int interim = 0;; ++interim) {
+        parser_.emplace(std::piecewise_construct, std::make_tuple(),
+                        std::make_tuple(ResponseAllocator(&arena_)));
+        parser_->body_limit(kMaxResponseBytes);
+        parser_->header_limit(kMaxHeaderBytes);
+        auto [read_ec, read] =
+            co_await http::async_read_header(stream, connection_->buffer, *parser_, kTuple);
+        if (read_ec) co_return TimedOut(read_ec);
+        const unsigned status = parser_->get().result_int();
+        if (status >= 200) co_return TimedOut(read_ec);
+        // 101 answers an upgrade this client never asks for; endless 1xx would never end.
+        if (status == 101 || interim + 1 == kMaxInterimResponses) {
+            watch_.Reset();
+            co_return make_error_code(http::error::bad_status);
+        }
+    }
 }
 
 asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,

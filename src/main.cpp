@@ -297,6 +297,13 @@ int Serve(const std::vector<std::string_view>& args) {
     answers::ResponseCache cache;
     context.idempotency = &idempotency;
     context.cache = &cache;
+    // Answers checked against client-supplied schemas: bounded work, but not on an event loop.
+    boost::asio::thread_pool checks(2);
+    context.checks = &checks;
+    // A client's retry of what Switchyard just gave up on, though it says nothing: for two
+    // minutes (an SDK's backoff is seconds), at most 16,384 requests (about 1 MiB).
+    limits::RecentGiveUps give_ups(16'384, std::chrono::minutes(2));
+    context.give_ups = &give_ups;
     // A SIGHUP before the server watches for it must not end the process.
     std::signal(SIGHUP, SIG_IGN);
     auto server = std::make_unique<server::Server>(context);

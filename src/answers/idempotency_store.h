@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,18 +30,20 @@ struct KeyLookup {
 
 // This replica's idempotency keys (docs/answers.md#idempotency-keys): each key is claimed by the
 // first request that carries it, and keeps that request's answer for the TTL. Bounded in memory:
-// answers and entries together stay under `max_bytes`; past it, the entries that expire first
-// are dropped. Time comes from the caller. Thread-safe (every worker uses it).
+// answers and entries together stay under `max_bytes`; past it, kept answers are dropped from the
+// client (tenant) that holds the most, the one that expires first — so one client's large answers
+// never cost another client, holding less, its guarantee. Claims in flight are never dropped.
+// Time comes from the caller. Thread-safe (every worker uses it).
 class IdempotencyStore final {
   public:
     using TimePoint = std::chrono::steady_clock::time_point;
 
     explicit IdempotencyStore(std::size_t max_bytes) : max_bytes_(max_bytes) {}
 
-    // Claims `key` for a request whose body hashes to `fingerprint`, for at most `lease` (the
-    // request's deadline), or says what holds it.
-    KeyLookup Claim(const std::string& key, std::string_view fingerprint, TimePoint now,
-                    std::chrono::milliseconds lease);
+    // Claims `key` of client `tenant` for a request whose body hashes to `fingerprint`, for at
+    // most `lease` (the request's deadline), or says what holds it.
+    KeyLookup Claim(const std::string& key, std::string_view tenant, std::string_view fingerprint,
+                    TimePoint now, std::chrono::milliseconds lease);
     // The claimed request ended: its answer is kept until `until` (null: it ran but its answer
     // could not be kept).
     void Complete(const std::string& key, std::shared_ptr<const StoredAnswer> answer,
@@ -50,30 +53,42 @@ class IdempotencyStore final {
 
     std::size_t Bytes() const;
     std::size_t Size() const;
+    // What `tenant`'s entries and kept answers take.
+    std::size_t BytesOf(std::string_view tenant) const;
 
     // What an entry costs besides its answer (its key, fingerprint and bookkeeping).
     static constexpr std::size_t kEntryOverhead = 256;
 
   private:
+    using ByExpiry = std::multimap<TimePoint, std::string>;
     struct Entry {
         std::string fingerprint;
+        std::string tenant;
         bool done = false;
         std::shared_ptr<const StoredAnswer> answer;
         std::size_t bytes = 0;
-        std::multimap<TimePoint, std::string>::iterator expiry;
+        ByExpiry::iterator expiry;
+        std::optional<ByExpiry::iterator> kept;  // in its tenant's `kept` while it holds an answer
+    };
+    struct Tenant {
+        std::size_t bytes = 0;       // entries and answers
+        std::size_t kept_bytes = 0;  // answers that may be dropped for room
+        ByExpiry kept;
     };
     using EntryMap = std::unordered_map<std::string, Entry>;
 
     void Drop(EntryMap::iterator it);
     void DropExpired(TimePoint now);
     void Expire(EntryMap::iterator it, TimePoint until);
-    // Drops kept answers until `bytes` more fit (never `keep`); false when they do not.
+    void Unkeep(Entry& entry);
+    // Drops kept answers until `bytes` more fit (never `keep`'s); false when they do not.
     bool MakeRoom(std::size_t bytes, EntryMap::iterator keep);
 
     const std::size_t max_bytes_;
     mutable std::mutex mutex_;
     EntryMap entries_;
-    std::multimap<TimePoint, std::string> by_expiry_;
+    ByExpiry by_expiry_;
+    std::unordered_map<std::string, Tenant> tenants_;
     std::size_t bytes_ = 0;
 };
 

@@ -51,15 +51,16 @@ void AppendCanonical(const boost::json::value& value, std::string& out, bool top
             return;
         }
         case boost::json::kind::int64:
+            out += std::to_string(value.get_int64());  // exact: 2^53 + 1 is not 2^53
+            return;
         case boost::json::kind::uint64:
+            out += std::to_string(value.get_uint64());
+            return;
         case boost::json::kind::double_: {
-            // 1, 1.0 and 1e0 are one number.
-            const double number = value.to_number<double>();
-            if (std::isnan(number)) {
-                out += '0';  // the parser's reading of a zero with a huge exponent ("0e777")
-            } else if (std::isinf(number)) {
-                out += number > 0 ? "1e999" : "-1e999";  // beyond a double: one spelling
-            } else if (number > -9.0e15 && number < 9.0e15 && number == std::trunc(number)) {
+            // 1, 1.0 and 1e0 are one number: an integral double within int64 is written as the
+            // integer it is exactly (ParseJson leaves no NaN or infinity).
+            const double number = value.get_double();
+            if (number >= -9.2e18 && number <= 9.2e18 && number == std::trunc(number)) {
                 out += std::to_string(static_cast<long long>(number));
             } else {
                 out += boost::json::serialize(boost::json::value(number));

@@ -17,6 +17,40 @@ std::string Encode(const StoredAnswer& answer) {
     return out;
 }
 
+namespace {
+
+// RFC 9110 section 5.6.2: a header name is a token.
+bool IsTokenChar(char c) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
+    return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+
+// Whether `headers` is header lines as Encode's caller keeps them: each "Name: value\r\n" with a
+// token for a name, a value without control characters but tab (RFC 9110 section 5.5), and no
+// framing header — nothing a store could use to split or reframe a response.
+bool AreHeaderLines(std::string_view headers) {
+    while (!headers.empty()) {
+        const std::size_t end = headers.find("\r\n");
+        if (end == std::string_view::npos) return false;
+        const std::string_view line = headers.substr(0, end);
+        headers.remove_prefix(end + 2);
+        const std::size_t colon = line.find(':');
+        if (colon == 0 || colon == std::string_view::npos) return false;
+        const std::string_view name = line.substr(0, colon);
+        for (const char c : name) {
+            if (!IsTokenChar(c)) return false;
+        }
+        if (IsFramingHeader(name)) return false;
+        for (const char c : line.substr(colon + 1)) {
+            const auto byte = static_cast<unsigned char>(c);
+            if ((byte < 0x20 && c != '\t') || byte == 0x7f) return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
 std::optional<StoredAnswer> Decode(std::string_view text) {
     const std::size_t line_end = text.find('\n');
     if (line_end == std::string_view::npos) return std::nullopt;
@@ -34,9 +68,11 @@ std::optional<StoredAnswer> Decode(std::string_view text) {
     auto [after_size, size_ec] = std::from_chars(after_status + 3, end, header_bytes);
     if (size_ec != std::errc() || after_size != end) return std::nullopt;
     const std::string_view rest = text.substr(line_end + 1);
-    if (header_bytes > rest.size() || answer.status < 100 || answer.status > 599) {
+    // A final status only: an interim one would leave the real answer's place open.
+    if (header_bytes > rest.size() || answer.status < 200 || answer.status > 599) {
         return std::nullopt;
     }
+    if (!AreHeaderLines(rest.substr(0, header_bytes))) return std::nullopt;
     answer.headers = rest.substr(0, header_bytes);
     answer.body = rest.substr(header_bytes);
     return answer;

@@ -21,7 +21,9 @@ struct StoredAnswer {
     std::size_t Bytes() const { return headers.size() + body.size(); }
 };
 
-// One string for the shared state store, and back (nullopt: not an encoded answer).
+// One string for the shared state store, and back. What comes back from the store is input like
+// any other: nullopt unless it is an encoded answer with a final status (200-599) and well-formed
+// header lines that hold no framing header.
 std::string Encode(const StoredAnswer& answer);
 std::optional<StoredAnswer> Decode(std::string_view text);
 

@@ -53,6 +53,8 @@ OpenAiErrorShape ShapeOf(core::ErrorKind kind) {
             return {"upstream_error", "invalid_output"};
         case ErrorKind::kUnavailable:
             return {"service_unavailable_error", "gateway_draining"};
+        case ErrorKind::kOverloaded:
+            return {"service_unavailable_error", "gateway_overloaded"};
         case ErrorKind::kAllAttemptsFailed:
             return {"upstream_error", "all_attempts_failed"};
         case ErrorKind::kInternal:

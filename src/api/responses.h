@@ -3,6 +3,7 @@
 #include <boost/json/object.hpp>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -45,6 +46,8 @@ class ChatToResponsesStream final {
   public:
     ChatToResponsesStream(const boost::json::object& request, std::int64_t created);
     void Feed(std::string_view event_name, std::string_view data, std::string& out);
+    // The sequence_number the stream's next event takes (an error event that ends it, say).
+    std::int64_t NextSequence() const { return sequence_; }
 
   private:
     struct ToolCall {
@@ -83,5 +86,9 @@ class ChatToResponsesStream final {
 // The SSE `error` event of a Responses stream.
 std::string ResponsesErrorEvent(std::string_view code, std::string_view message,
                                 std::int64_t sequence_number);
+
+// The `sequence_number` of a Responses stream event's data, read without parsing it; nullopt when
+// it has none.
+std::optional<std::int64_t> SequenceNumberOf(std::string_view data);
 
 }  // namespace switchyard::api

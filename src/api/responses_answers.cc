@@ -1,4 +1,5 @@
 #include <boost/json.hpp>
+#include <charconv>
 
 #include "api/json_access.h"
 #include "api/responses.h"
@@ -76,6 +77,18 @@ std::string ResponsesErrorEvent(std::string_view code, std::string_view message,
                                         {"message", message},
                                         {"param", nullptr}}) +
            "\n\n";
+}
+
+std::optional<std::int64_t> SequenceNumberOf(std::string_view data) {
+    constexpr std::string_view kName = "\"sequence_number\":";
+    const std::size_t at = data.find(kName);
+    if (at == std::string_view::npos) return std::nullopt;
+    std::size_t pos = at + kName.size();
+    while (pos < data.size() && data[pos] == ' ') ++pos;
+    std::int64_t value = 0;
+    const auto [end, ec] = std::from_chars(data.data() + pos, data.data() + data.size(), value);
+    if (ec != std::errc() || end == data.data() + pos) return std::nullopt;
+    return value;
 }
 
 }  // namespace switchyard::api

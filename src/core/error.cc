@@ -34,6 +34,7 @@ unsigned StatusOf(ErrorKind kind) {
         case ErrorKind::kInvalidOutput:
             return 502;
         case ErrorKind::kUnavailable:
+        case ErrorKind::kOverloaded:
             return 503;
         case ErrorKind::kUpstreamTimeout:
             return 504;

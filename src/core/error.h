@@ -30,6 +30,8 @@ enum class ErrorKind {
     kUpstreamProtocol,        // upstream answered something that is not HTTP we understand: 502
     kInvalidOutput,           // the answer does not match the requested JSON schema: 502
     kUnavailable,             // gateway is draining: 503
+    kOverloaded,              // the gateway is at a limit of its own (file descriptors, memory
+                              // for request bodies): 503, retry shortly
     kAllAttemptsFailed,       // every target of the fallback chain failed (status: the last one's)
     kInternal,
 };

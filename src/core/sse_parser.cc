@@ -1,5 +1,6 @@
 #include "core/sse_parser.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace switchyard::core {
@@ -23,51 +24,65 @@ std::size_t LineEnd(std::string_view text, std::size_t pos) {
 void SseParser::Feed(std::string_view bytes) {
     if (consumed_ > 0) {
         buffer_.erase(0, consumed_);
+        line_ -= consumed_;
+        scanned_ -= consumed_;
+        name_begin_ -= consumed_;
         consumed_ = 0;
     }
     buffer_.append(bytes);
 }
 
+void SseParser::Restart(std::size_t pos) {
+    consumed_ = line_ = scanned_ = name_begin_ = pos;
+    name_size_ = 0;
+    has_data_ = false;
+    data_.clear();
+}
+
 bool SseParser::Next(SseEvent& event) {
     const std::string_view all(buffer_);
-    std::size_t pos = consumed_;
-    std::string_view name;
-    std::string& data = data_;
-    data.clear();
-    bool has_data = false;
-    while (pos < all.size()) {
-        const std::size_t eol = LineEnd(all, pos);
-        if (eol == std::string_view::npos) return false;
+    while (line_ < all.size()) {
+        const std::size_t eol = LineEnd(all, std::max(line_, scanned_));
+        if (eol == std::string_view::npos) {
+            scanned_ = all.size();
+            return false;
+        }
         std::size_t next = eol + 1;
         if (all[eol] == '\r') {
             // A lone '\r' at the end may be the first half of "\r\n": wait for the next byte.
-            if (next == all.size()) return false;
+            if (next == all.size()) {
+                scanned_ = eol;
+                return false;
+            }
             if (all[next] == '\n') ++next;
         }
-        const std::string_view line = all.substr(pos, eol - pos);
-        pos = next;
+        const std::string_view line = all.substr(line_, eol - line_);
+        const std::size_t line_begin = line_;
+        line_ = scanned_ = next;
         if (line.empty()) {
-            event.raw = all.substr(consumed_, pos - consumed_);
-            event.name = name;
-            event.data.swap(data);
-            event.has_data = has_data;
-            consumed_ = pos;
+            event.raw = all.substr(consumed_, next - consumed_);
+            event.name = all.substr(name_begin_, name_size_);
+            event.data.swap(data_);
+            event.has_data = has_data_;
+            Restart(next);
             return true;
         }
         if (line.front() == ':') continue;  // comment
         const std::size_t colon = line.find(':');
         const std::string_view field = line.substr(0, colon);
-        std::string_view value;
+        std::size_t value_begin = line.size();
         if (colon != std::string_view::npos) {
-            value = line.substr(colon + 1);
-            if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+            value_begin = colon + 1;
+            if (value_begin < line.size() && line[value_begin] == ' ') ++value_begin;
         }
+        const std::string_view value = line.substr(value_begin);
         if (field == "data") {
-            if (has_data) data.push_back('\n');
-            data.append(value);
-            has_data = true;
+            if (has_data_) data_.push_back('\n');
+            data_.append(value);
+            has_data_ = true;
         } else if (field == "event") {
-            name = value;
+            name_begin_ = line_begin + value_begin;
+            name_size_ = value.size();
         }
     }
     return false;

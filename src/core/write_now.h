@@ -15,11 +15,13 @@ namespace switchyard::core {
 // Writes `buffers` to a TCP socket: at once, in one sendmsg, when the socket's send buffer takes
 // them all — the usual case for an answer, a request or a stream's part of a few KiB — and the
 // rest asynchronously. An asynchronous write that completes at once still posts its handler and
-// lets the event loop poll on the way; written at once, neither happens. Deadlines work as for
-// any write: an armed upstream::Watch cancels the asynchronous rest.
-template <std::size_t N>
+// lets the event loop poll on the way; written at once, neither happens. `progress` is called
+// before each asynchronous part (never when everything went at once): a deadline it arms there
+// bounds how long the peer may take no bytes — a stall — not how long a large write may take to a
+// peer that reads slowly but steadily. An armed upstream::Watch cancels the pending part.
+template <std::size_t N, class Progress>
 asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> WriteNow(
-    tcp::socket& socket, const std::array<asio::const_buffer, N>& buffers) {
+    tcp::socket& socket, const std::array<asio::const_buffer, N>& buffers, Progress progress) {
     std::array<iovec, N> parts{};
     std::size_t count = 0;
     std::size_t total = 0;
@@ -36,12 +38,24 @@ asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> WriteNow(
         co_return std::tuple{boost::system::error_code(errno, boost::system::system_category()),
                              std::size_t{0}};
     }
-    const std::size_t written = sent > 0 ? static_cast<std::size_t>(sent) : 0;
-    if (written == total) co_return std::tuple{boost::system::error_code{}, written};
+    std::size_t written = sent > 0 ? static_cast<std::size_t>(sent) : 0;
     beast::buffers_suffix<std::array<asio::const_buffer, N>> rest(buffers);
     rest.consume(written);
-    auto [ec, more] = co_await asio::async_write(socket, rest, kTuple);
-    co_return std::tuple{ec, written + more};
+    while (written < total) {
+        progress();
+        auto [ec, more] = co_await socket.async_write_some(rest, kTuple);
+        written += more;
+        rest.consume(more);
+        if (ec) co_return std::tuple{ec, written};
+    }
+    co_return std::tuple{boost::system::error_code{}, written};
+}
+
+// WriteNow without a deadline of its own (the caller's, if any, bounds the whole write).
+template <std::size_t N>
+asio::awaitable<std::tuple<boost::system::error_code, std::size_t>> WriteNow(
+    tcp::socket& socket, const std::array<asio::const_buffer, N>& buffers) {
+    co_return co_await WriteNow(socket, buffers, [] {});
 }
 
 }  // namespace switchyard::core

@@ -44,6 +44,10 @@ KeyAdmission ClientKeyState::Admit(std::int64_t tokens, TimePoint now, WallTime 
             policy::SpendCapResetAfter(wall_now) - wall_now);
         return verdict;
     }
+    if (policy_.tpm > 0 && tokens > policy_.tpm) {
+        verdict.refusal = KeyRefusal::kTooLarge;  // no wait makes it fit
+        return verdict;
+    }
     const double fraction = ramp_.Peek(now);
     if (policy_.rpm > 0) {
         const std::int64_t limit = Ramped(policy_.rpm, fraction);

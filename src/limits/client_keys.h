@@ -18,7 +18,9 @@
 namespace switchyard::limits {
 
 // Why a client key's request was refused.
-enum class KeyRefusal { kNone, kRequests, kTokens, kBudget };
+// Why a key's request was refused: over its RPM, its TPM, its monthly budget, or larger than its
+// whole TPM limit (it can never fit: refused at once, never after waiting for an empty window).
+enum class KeyRefusal { kNone, kRequests, kTokens, kBudget, kTooLarge };
 
 // The verdict on one request of a key, and what it reserved (for Settle).
 struct KeyAdmission {

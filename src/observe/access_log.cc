@@ -108,6 +108,7 @@ void AccessLog::FormatTo(std::string& out, const RequestRecord& r) {
         number(",\"fallback_depth\":", r.fallback_depth);
     }
     if (r.client_retry_count > 0) number(",\"client_retry_count\":", r.client_retry_count);
+    if (r.client_repeat) text(",\"client_repeat\":true");
     if (!r.error.empty()) string(",\"error\":", r.error);
     text("}\n");
 }

@@ -342,10 +342,15 @@ std::string Metrics::Render() const {
         "(x-stainless-retry-count > 0); clients should set maxRetries to 0.\n"
         "# TYPE switchyard_client_retries_total counter\n"
         "switchyard_client_retries_total {}\n"
+        "# HELP switchyard_client_repeats_total Requests served as a client's own retry because "
+        "they repeat one Switchyard just gave up on (same credential, route and body), sent "
+        "without a retry header.\n"
+        "# TYPE switchyard_client_repeats_total counter\n"
+        "switchyard_client_repeats_total {}\n"
         "# HELP switchyard_trace_spans_exported_total Trace spans sent to the OTLP collector.\n"
         "# TYPE switchyard_trace_spans_exported_total counter\n"
         "switchyard_trace_spans_exported_total {}\n",
-        client_retries_.load(), spans_exported_.load());
+        client_retries_.load(), client_repeats_.load(), spans_exported_.load());
     out += fmt::format(
         "# HELP switchyard_in_flight_requests Requests being served now.\n"
         "# TYPE switchyard_in_flight_requests gauge\n"

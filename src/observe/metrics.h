@@ -37,6 +37,7 @@ class Metrics final {
     void ObserveWait(unsigned shard, std::string_view reason, double seconds);
     // A chat request that a client SDK sent as its own retry (x-stainless-retry-count > 0).
     void CountClientRetry() { client_retries_.fetch_add(1, std::memory_order_relaxed); }
+    void CountClientRepeat() { client_repeats_.fetch_add(1, std::memory_order_relaxed); }
     // A request answered by the fallback group at `depth` (1: the first fallback).
     void CountFallback(int depth);
     // Rate-limit events (rare next to requests, so one shared map): a client key refused for
@@ -123,6 +124,7 @@ class Metrics final {
     std::atomic<std::uint64_t> upstream_connects_{0};
     std::atomic<std::uint64_t> log_dropped_{0};
     std::atomic<std::uint64_t> client_retries_{0};
+    std::atomic<std::uint64_t> client_repeats_{0};
     std::atomic<std::uint64_t> engine_requests_{0};
     std::atomic<std::uint64_t> spans_exported_{0};
     std::atomic<int> state_up_{-1};  // -1: no shared state

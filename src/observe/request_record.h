@@ -33,6 +33,8 @@ struct RequestRecord {
     int attempts = 0;            // upstream attempts made
     int fallback_depth = 0;      // position in the fallback chain of the group that answered
     int client_retry_count = 0;  // x-stainless-retry-count: the client SDK retrying on top
+    // A repeat of a request Switchyard just gave up on, without a retry header: served as a retry.
+    bool client_repeat = false;
 };
 
 }  // namespace switchyard::observe

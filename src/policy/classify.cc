@@ -129,6 +129,9 @@ Outcome Classify(const AttemptResult& r, std::chrono::system_clock::time_point n
             return {Action::kFailOver, ErrorClass::kProtocol};
         case Transport::kTruncated:
             return {Action::kRetry, ErrorClass::kProtocol};
+        case Transport::kLocal:
+            // Every other target would hit the same local limit: answered at once, retry soon.
+            return {Action::kGiveUp, ErrorClass::kLocal, std::chrono::milliseconds(1000)};
     }
     const bool success = r.status >= 200 && r.status < 300;
     Outcome outcome = FromStatus(r.status, success ? ErrorFields{} : ReadError(r.body));
@@ -177,6 +180,8 @@ std::string_view Name(ErrorClass c) {
             return "protocol";
         case ErrorClass::kInvalidOutput:
             return "invalid_output";
+        case ErrorClass::kLocal:
+            return "local";
     }
     return "unknown";
 }

@@ -19,6 +19,8 @@ enum class Transport {
     // The answer ended before it was complete: a 200 whose JSON body does not parse (or is no
     // object), a stream that ended without its end event.
     kTruncated,
+    // The gateway could not even try: out of file descriptors or memory for a connection.
+    kLocal,
 };
 
 // One attempt's result as the classifier sees it: no sockets, just what arrived.
@@ -46,7 +48,9 @@ struct AttemptResult {
 //  - x-should-retry: true makes a give-up retryable (class retryable_client); false stops
 //    retries of this deployment.
 //  - transport: connect failures and TLS failures fail over; resets and timeouts retry; a truncated
-//    answer is a protocol failure that may be retried (class_retries.protocol).
+//    answer is a protocol failure that may be retried (class_retries.protocol); a local failure
+//    (the gateway out of file descriptors) gives up at once with a 1 s retry-after, no deployment
+//    to blame.
 Outcome Classify(const AttemptResult& result, std::chrono::system_clock::time_point now);
 
 // The HTTP status an error event inside a 200 stream stands for, from its error type or code

@@ -26,10 +26,12 @@ enum class ErrorClass {
     kNotFound,         // 404
     kProtocol,         // not an HTTP answer we understand, or one cut short
     kInvalidOutput,    // a 200 whose output does not match the requested JSON schema
+    // The gateway itself ran out of something (file descriptors, socket buffers, memory) before
+    // the request reached the upstream: says nothing about the deployment.
+    kLocal,
 };
 
-inline constexpr std::size_t kErrorClassCount =
-    static_cast<std::size_t>(ErrorClass::kInvalidOutput) + 1;
+inline constexpr std::size_t kErrorClassCount = static_cast<std::size_t>(ErrorClass::kLocal) + 1;
 
 // A value per error class, looked up by the class itself.
 template <class T>

@@ -33,6 +33,8 @@ Effect EffectOf(ErrorClass error) {
         case ErrorClass::kNotFound:
         // A schema miss says how a model answered one request, not that the deployment is sick.
         case ErrorClass::kInvalidOutput:
+        // The gateway's own limit: no deployment's failure.
+        case ErrorClass::kLocal:
             return Effect::kNeutral;
     }
     return Effect::kNeutral;

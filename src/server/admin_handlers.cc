@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/json.hpp>
 
+#include "core/names.h"
 #include "core/time_format.h"
 #include "observe/dashboard_page.h"
 #include "server/http_io.h"
@@ -13,8 +14,25 @@
 
 namespace switchyard::server {
 
-asio::awaitable<void> ServeModels(RequestContext& ctx) {
+namespace {
+
+// A model group as the models endpoints show it.
+boost::json::object ModelObject(const std::string& name, bool anthropic) {
+    if (anthropic) {
+        return {{"type", "model"},
+                {"id", name},
+                {"display_name", name},
+                {"created_at", "1970-01-01T00:00:00Z"}};
+    }
+    return {{"id", name}, {"object", "model"}, {"created", 0}, {"owned_by", "switchyard"}};
+}
+
+}  // namespace
+
+asio::awaitable<void> ServeModels(RequestContext& ctx, std::optional<std::string> id) {
     ctx.record.route = "models";
+    const bool anthropic = ctx.request.find("anthropic-version") != ctx.request.end();
+    if (anthropic) ctx.wire = api::Wire::kAnthropic;
     // With client keys, the list is for their holders: a key sees the groups it may use.
     const std::vector<std::string>* allowed = nullptr;
     std::shared_ptr<limits::ClientKeyState> key;  // keeps `allowed` alive
@@ -29,18 +47,42 @@ asio::awaitable<void> ServeModels(RequestContext& ctx) {
         ctx.key_name = key->Policy().name;
         if (!key->Policy().models.empty()) allowed = &key->Policy().models;
     }
+    auto visible = [&](const std::string& name) {
+        return allowed == nullptr ||
+               std::find(allowed->begin(), allowed->end(), name) != allowed->end();
+    };
+    if (id) {
+        const config::ModelGroup* group = ctx.Config().FindGroup(*id);
+        if (group == nullptr || !visible(group->name)) {
+            // Whether it exists for another key is not this caller's to learn.
+            const core::LocalError error{core::ErrorKind::kModelNotFound,
+                                         "The model `" + core::Printable(*id) +
+                                             "` does not exist or you do not have "
+                                             "access to it.",
+                                         "model"};
+            co_await WriteLocalError(ctx, error);
+            co_return;
+        }
+        co_await WriteBody(ctx, boost::json::serialize(ModelObject(group->name, anthropic)),
+                           "application/json");
+        co_return;
+    }
     boost::json::array data;
     for (const auto& group : ctx.Config().models) {
-        if (allowed != nullptr &&
-            std::find(allowed->begin(), allowed->end(), group.name) == allowed->end()) {
-            continue;
-        }
-        data.push_back(boost::json::object{
-            {"id", group.name}, {"object", "model"}, {"created", 0}, {"owned_by", "switchyard"}});
+        if (visible(group.name)) data.push_back(ModelObject(group.name, anthropic));
     }
-    boost::json::object list{{"object", "list"}, {"data", std::move(data)}};
-    std::string body = boost::json::serialize(list);
-    co_await WriteBody(ctx, std::move(body), "application/json");
+    boost::json::object list;
+    if (anthropic) {
+        const bool empty = data.empty();
+        list = {{"data", std::move(data)}, {"has_more", false}};
+        list["first_id"] = empty ? boost::json::value(nullptr)
+                                 : boost::json::value(list["data"].as_array().front().at("id"));
+        list["last_id"] = empty ? boost::json::value(nullptr)
+                                : boost::json::value(list["data"].as_array().back().at("id"));
+    } else {
+        list = {{"object", "list"}, {"data", std::move(data)}};
+    }
+    co_await WriteBody(ctx, boost::json::serialize(list), "application/json");
 }
 
 asio::awaitable<void> ServeHealth(RequestContext& ctx, bool readiness) {

@@ -11,8 +11,10 @@ bool PresentsMasterKey(const RequestContext& ctx);
 // The master key check of admin endpoints: an error to answer with, or nullopt when allowed.
 std::optional<core::LocalError> CheckMasterKey(const RequestContext& ctx);
 
-// GET /v1/models: the model groups of the config, in OpenAI's list format.
-asio::awaitable<void> ServeModels(RequestContext& ctx);
+// GET /v1/models (the model groups a caller may use) and GET /v1/models/{id} (one of them, or a
+// 404 that names no other), in OpenAI's format — or Anthropic's for a request that carries
+// `anthropic-version`, as the Anthropic SDK's models.list and models.retrieve send.
+asio::awaitable<void> ServeModels(RequestContext& ctx, std::optional<std::string> id = {});
 
 // GET /health/live (the process serves) and /health/ready (it accepts traffic: not draining).
 asio::awaitable<void> ServeHealth(RequestContext& ctx, bool readiness);

@@ -41,6 +41,8 @@ std::string_view RefusalName(limits::KeyRefusal refusal) {
             return "tokens";
         case limits::KeyRefusal::kBudget:
             return "budget";
+        case limits::KeyRefusal::kTooLarge:
+            return "too_large";
         case limits::KeyRefusal::kNone:
             break;
     }
@@ -48,7 +50,7 @@ std::string_view RefusalName(limits::KeyRefusal refusal) {
 }
 
 core::LocalError KeyRefusalError(const config::ClientKey& key,
-                                 const limits::KeyAdmission& admission) {
+                                 const limits::KeyAdmission& admission, std::int64_t tokens) {
     const double seconds = static_cast<double>(admission.retry_after.count()) / 1000.0;
     switch (admission.refusal) {
         case limits::KeyRefusal::kBudget:
@@ -56,6 +58,12 @@ core::LocalError KeyRefusalError(const config::ClientKey& key,
                     fmt::format("The key '{}' has spent its monthly budget of {:.2f}; it resets at "
                                 "00:00 UTC on the first of next month.",
                                 key.name, key.monthly_budget)};
+        case limits::KeyRefusal::kTooLarge:
+            return {core::ErrorKind::kRateLimited,
+                    fmt::format("Request too large for the key '{}' on tokens per minute: limit "
+                                "{}, this request counts {} (its input estimate and max_tokens). "
+                                "Reduce the input or max_tokens; no retry can succeed.",
+                                key.name, key.tpm, tokens)};
         case limits::KeyRefusal::kTokens:
             return {core::ErrorKind::kRateLimited,
                     fmt::format("Rate limit reached for the key '{}': {} tokens per minute. Retry "
@@ -186,18 +194,26 @@ asio::awaitable<std::optional<core::LocalError>> Admit(
             co_return error;
         }
         std::optional<limits::KeyAdmission> shared;
-        if (context.shared != nullptr) shared = co_await AdmitShared(ctx, settlement, tokens);
+        // A request over the key's whole TPM is refused by the key alone, fleet or not.
+        if (context.shared != nullptr && !(policy.tpm > 0 && tokens > policy.tpm)) {
+            shared = co_await AdmitShared(ctx, settlement, tokens);
+        }
         settlement.admission =
             shared ? *shared
                    : settlement.key->Admit(tokens, context.clock.Now(), context.clock.WallNow());
         if (settlement.admission.refusal != limits::KeyRefusal::kNone) {
-            core::LocalError error = KeyRefusalError(policy, settlement.admission);
+            core::LocalError error = KeyRefusalError(policy, settlement.admission, tokens);
             context.metrics.CountKeyRefusal(policy.name, RefusalName(settlement.admission.refusal));
-            // Clients refused together must not come back together: spread after the minimum.
-            const std::chrono::milliseconds minimum = settlement.admission.retry_after;
-            std::uniform_real_distribution<double> uniform(0.0, 1.0);
-            AddRetryAfter(ctx, policy::SpreadHint(minimum, policy::DefaultSpread(minimum),
-                                                  uniform(ctx.worker.rng)));
+            if (settlement.admission.refusal == limits::KeyRefusal::kTooLarge) {
+                // Like a provider's "request too large": a 429 that no retry can turn around.
+                ctx.reply_headers.emplace_back("x-should-retry", "false");
+            } else {
+                // Clients refused together must not come back together: spread after the minimum.
+                const std::chrono::milliseconds minimum = settlement.admission.retry_after;
+                std::uniform_real_distribution<double> uniform(0.0, 1.0);
+                AddRetryAfter(ctx, policy::SpreadHint(minimum, policy::DefaultSpread(minimum),
+                                                      uniform(ctx.worker.rng)));
+            }
             settlement.key.reset();  // a refused request counts for nothing
             co_return error;
         }

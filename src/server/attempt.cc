@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "api/answer_shape.h"
 #include "api/structured_output.h"
 #include "core/json.h"
 #include "policy/classify.h"
@@ -184,17 +185,22 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
         co_return end;
     }
     if (success) {
-        if (!core::IsJsonObject(body)) {
-            // Cut short or not JSON at all: the client must not get it as an answer.
-            end.status = 0;
+        api::Wire wire = upstream_request.wire;
+        const api::AnswerShape shape = api::ShapeOfAnswer(body, wire, setup.request.endpoint);
+        if (shape != api::AnswerShape::kAnswer) {
+            // The client must not get it as an answer, nor a cache keep it. Cut short may be
+            // retried; an error or another shape says the deployment is broken: fail over.
             end.error = {core::ErrorKind::kUpstreamProtocol,
-                         "Upstream '" + deployment.name +
-                             "' answered 200 with a JSON body that is incomplete or malformed."};
-            end.outcome =
-                policy::Classify({policy::Transport::kTruncated}, context.clock.WallNow());
+                         "Upstream '" + deployment.name + "' answered " +
+                             std::to_string(end.status) + " with " +
+                             std::string(api::Describe(shape)) + "."};
+            end.status = 0;
+            end.outcome = policy::Classify(
+                {shape == api::AnswerShape::kNotJson ? policy::Transport::kTruncated
+                                                     : policy::Transport::kProtocol},
+                context.clock.WallNow());
             co_return end;
         }
-        api::Wire wire = upstream_request.wire;
         if (wire != setup.request.wire) {
             // Translated before anything is committed: a refusal fails this attempt over.
             auto translated = TranslateBody(body, end.status, wire, setup.request.wire,
@@ -210,7 +216,7 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
             wire = setup.request.wire;
         }
         if (setup.check != nullptr) {
-            std::optional<std::string> problem = CheckOutput(
+            std::optional<std::string> problem = co_await CheckOutput(
                 ctx, *setup.check, api::AnswerText(body, setup.request.wire), deployment.name);
             if (problem && setup.check->fall_back) {
                 InvalidOutput(end, deployment, std::move(*problem));

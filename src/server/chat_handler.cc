@@ -44,18 +44,14 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using Kind = engine::Action::Kind;
 
-// 404 for a missing or unknown model group, listing the groups that exist.
-core::LocalError UnknownModel(const config::Config& config, std::string_view model) {
-    std::string names;
-    for (const auto& group : config.models) {
-        if (!names.empty()) names += ", ";
-        names += group.name;
-    }
-    std::string message =
-        model.empty() ? std::string("You must provide a model parameter.")
-                      : "The model `" + std::string(model) + "` does not exist on this gateway.";
-    return {core::ErrorKind::kModelNotFound, message + " Available models: " + names + ".",
-            "model"};
+// 404 for a missing or unknown model group. It names no other group: the caller may have no key,
+// or a key restricted to other groups (GET /v1/models lists what a key may use).
+core::LocalError UnknownModel(std::string_view model) {
+    std::string message = model.empty() ? std::string("You must provide a model parameter.")
+                                        : "The model `" + core::Printable(model) +
+                                              "` does not exist or you do not have access to it.";
+    return {core::ErrorKind::kModelNotFound,
+            message + " GET /v1/models lists the models your key may use.", "model"};
 }
 
 // Validates the request's group names (model, models, fallbacks); the first unknown one.
@@ -345,9 +341,10 @@ void RecordAttempt(RequestContext& ctx, Walk& walk, const config::Deployment& de
                 std::chrono::duration<double>(*end.time_to_first_token).count());
         }
     }
-    // An attempt the request itself cut short — its deadline, or a client that left — says
-    // nothing about the deployment: it is abandoned (AdmittedAttempt), not reported.
-    if (!end.cut_by_deadline && !walk.client.Gone()) {
+    // An attempt the request itself cut short — its deadline, or a client that left — or one the
+    // gateway's own limits stopped says nothing about the deployment: it is abandoned
+    // (AdmittedAttempt), not reported.
+    if (!end.cut_by_deadline && !walk.client.Gone() && error != policy::ErrorClass::kLocal) {
         // A stream that failed after its commit point is a failure of the deployment all the same.
         if (admitted.Report(error, end.outcome.retry_after, end.time_to_first_byte)) {
             context.metrics.CountSpendCapDisable(deployment.name);
@@ -639,6 +636,8 @@ asio::awaitable<void> WriteUnanswered(RequestContext& ctx, Walk* walk,
         if (last.header) {
             co_await WriteUpstreamAnswer(ctx, *last.header, last.body, last.upstream);
         } else {
+            // Or the gateway's own limit stopped it: the client may come back soon.
+            if (last.outcome.retry_after) AddRetryAfter(ctx, *last.outcome.retry_after);
             co_await WriteLocalError(ctx, last.error);
         }
         co_return;
@@ -674,6 +673,13 @@ asio::awaitable<void> WriteUnanswered(RequestContext& ctx, Walk* walk,
         co_return;
     }
     const core::LocalError error = GiveUpError(ctx, *walk, action);
+    if (ctx.Context().give_ups != nullptr) {
+        // A client that retries this on its own is known when it comes back (Serve).
+        ctx.Context().give_ups->Note(
+            limits::RecentGiveUps::Fingerprint(ClientCredential(ctx.request), ctx.path,
+                                               walk->setup.client_body),
+            ctx.Context().clock.Now());
+    }
     Response response{static_cast<http::status>(error.status), 11};
     api::LocalReply reply = RenderLocalError(ctx, error);
     ctx.error = error.message;
@@ -728,14 +734,14 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
                       : api::ParseOpenAiChat(client_body);
     if (auto* error = std::get_if<core::LocalError>(&parsed)) {
         const Unanswered refusal =
-            error->kind == core::ErrorKind::kModelNotFound ? UnknownModel(config, "") : *error;
+            error->kind == core::ErrorKind::kModelNotFound ? UnknownModel("") : *error;
         co_await WriteUnanswered(ctx, nullptr, refusal);
         co_return;
     }
     const api::ChatRequest& request = std::get<api::ChatRequest>(parsed);
     ctx.record.stream = request.stream;
     if (const auto unknown = UnknownName(config, request)) {
-        const Unanswered refusal = UnknownModel(config, *unknown);
+        const Unanswered refusal = UnknownModel(*unknown);
         co_await WriteUnanswered(ctx, nullptr, refusal);
         co_return;
     }
@@ -790,7 +796,18 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
         co_await WriteUnanswered(ctx, nullptr, refusal);
         co_return;
     }
-    const engine::RequestOptions& options = std::get<engine::RequestOptions>(read);
+    engine::RequestOptions& options = std::get<engine::RequestOptions>(read);
+    if (options.client_retry_count == 0 && context.give_ups != nullptr &&
+        !context.give_ups->Empty() &&
+        context.give_ups->Recent(limits::RecentGiveUps::Fingerprint(ClientCredential(ctx.request),
+                                                                    ctx.path, client_body),
+                                 context.clock.Now())) {
+        // The same request as one just given up on, from the same client: its retry, though it
+        // says nothing (the Vercel AI SDK's). Served as one, so retries above never multiply.
+        options.policy.retries = false;
+        ctx.record.client_repeat = true;
+        context.metrics.CountClientRepeat();
+    }
     if (options.client_retry_count > 0) {
         // A client SDK retrying on top of the gateway: retries in two layers multiply load.
         ctx.record.client_retry_count = options.client_retry_count;
@@ -810,23 +827,24 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
     const config::ModelGroup* first_group = config.FindGroup(requested.front());
     // Whose answers these are: only worked out (a SHA-256 of the credential) when something is
     // kept — not on the path of every request.
-    const std::string scope = key != nullptr || (first_group != nullptr && first_group->cache)
-                                  ? ClientScope(ctx, ctx.key_name.empty() ? nullptr : &ctx.key_name)
-                                  : std::string();
+    const std::string scope =
+        key != nullptr || (first_group != nullptr && first_group->cache)
+            ? ClientScope(ctx, settlement.key ? &settlement.key->Policy() : nullptr)
+            : std::string();
+    // A kept answer was served within the regions its request allowed: only a request with the
+    // same constraint may get it, whoever asks.
+    const std::string regions =
+        options.residency ? routing::Describe(*options.residency) : std::string();
     std::unique_ptr<IdempotencyClaim> claim;
     if (key != nullptr) {
-        claim = co_await ClaimIdempotencyKey(ctx, *key, scope, client_body, deadline);
+        claim = co_await ClaimIdempotencyKey(ctx, *key, scope, regions, client_body, deadline);
         if (claim == nullptr) co_return;  // answered from the key
         ctx.detached = true;  // its retry will want the answer even if this client leaves
     }
     AnswerKeeping keeping(ctx);
-    // A cached answer was served within the regions its request allowed: only a request with
-    // the same constraint may get it.
-    const std::string cache_scope =
-        options.residency ? scope + "\n" + routing::Describe(*options.residency) : scope;
-    keeping.Start(std::move(claim), first_group != nullptr
-                                        ? CacheSlotOf(ctx, *first_group, cache_scope, client_body)
-                                        : std::nullopt);
+    keeping.Start(std::move(claim), first_group != nullptr ? CacheSlotOf(ctx, *first_group, scope,
+                                                                         regions, client_body)
+                                                           : std::nullopt);
     if (const CacheSlot* cache = keeping.Cache();
         cache != nullptr && cache->config->serve == config::CacheConfig::Serve::kAlways) {
         const bool hit = co_await ServeCached(ctx, *cache, "hit");
@@ -836,7 +854,7 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
     // Structured output is checked whichever deployment answers (docs/answers.md).
     const std::optional<OutputCheck> check = OutputCheckOf(ctx, request, client_body, first_group);
 
-    const ClientWatchScope client(ClientWatch::Start(ctx, !ctx.detached));
+    const ClientWatchScope client(ClientWatch::Start(ctx));
     // A long Responses request is not assembled from a stream: its answer has its own shape.
     const bool stream_upstream = options.stream_upstream && request.wire != api::Wire::kResponses;
     const AttemptSetup setup{request,

@@ -6,12 +6,9 @@
 
 namespace switchyard::server {
 
-std::shared_ptr<ClientWatch> ClientWatch::Start(RequestContext& ctx, bool watch) {
-    std::shared_ptr<ClientWatch> self(new ClientWatch(ctx.stream.socket(), ctx.worker.watchdog));
-    if (!watch) {
-        self->stopped_ = true;  // nothing to cancel
-        return self;
-    }
+std::shared_ptr<ClientWatch> ClientWatch::Start(RequestContext& ctx) {
+    std::shared_ptr<ClientWatch> self(new ClientWatch(
+        ctx.stream.socket(), ctx.worker.watchdog, ctx.detached ? &ctx.Context().orphans : nullptr));
     ClientWatch* watcher = self.get();
     // Captures one pointer: kept inside the std::function, no allocation.
     self->start_.Schedule([watcher] {
@@ -38,7 +35,20 @@ asio::awaitable<void> ClientWatch::Run(std::shared_ptr<ClientWatch> self) {
     }
 }
 
+ClientWatch::~ClientWatch() {
+    if (orphaned_) orphans_->fetch_sub(1, std::memory_order_relaxed);
+}
+
 void ClientWatch::ClientLeft() {
+    if (orphans_ != nullptr && orphans_->fetch_add(1, std::memory_order_relaxed) < kMaxOrphans) {
+        // Works on for its stored answer; the connection to nobody goes now (its writes fail and
+        // are skipped).
+        orphaned_ = true;
+        boost::system::error_code ignored;
+        socket_.close(ignored);
+        return;
+    }
+    if (orphans_ != nullptr) orphans_->fetch_sub(1, std::memory_order_relaxed);
     gone_ = true;
     if (call_ != nullptr) call_->Abort();
     if (timer_ != nullptr) timer_->cancel();

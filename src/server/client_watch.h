@@ -16,11 +16,18 @@ namespace switchyard::server {
 // epoll registration and no cancellation, and a client gone sooner is noticed then. One per
 // request, on the request's own executor (no locks); Stop() before the session uses the socket
 // again.
+//
+// A request that runs to its end for nobody (RequestContext::detached: a retry of it will want
+// its answer) is an orphan once its client has gone: its downstream connection is closed at once
+// (it holds a file descriptor for nobody) and it works on, counted in the context's orphans. Past
+// kMaxOrphans it is stopped like any other request (its idempotency key may then run again), so
+// requests whose clients left never hold resources without bound.
 class ClientWatch final : public std::enable_shared_from_this<ClientWatch> {
   public:
-    // `watch` false: a request that runs to its end for nobody (RequestContext::detached) gets
-    // a watch that never sees the client go.
-    static std::shared_ptr<ClientWatch> Start(RequestContext& ctx, bool watch = true);
+    static constexpr int kMaxOrphans = 256;
+
+    static std::shared_ptr<ClientWatch> Start(RequestContext& ctx);
+    ~ClientWatch();
 
     bool Gone() const { return gone_; }
     // What to stop if the client goes: the attempt in flight, the wait in progress (or null).
@@ -30,13 +37,15 @@ class ClientWatch final : public std::enable_shared_from_this<ClientWatch> {
     void Stop();
 
   private:
-    ClientWatch(tcp::socket& socket, upstream::Watchdog& watchdog)
-        : socket_(socket), start_(watchdog) {}
+    ClientWatch(tcp::socket& socket, upstream::Watchdog& watchdog, std::atomic<int>* orphans)
+        : socket_(socket), start_(watchdog), orphans_(orphans) {}
     static asio::awaitable<void> Run(std::shared_ptr<ClientWatch> self);
     void ClientLeft();
 
     tcp::socket& socket_;
-    upstream::Deferred start_;  // pending until the wait begins
+    upstream::Deferred start_;   // pending until the wait begins
+    std::atomic<int>* orphans_;  // a detached request's count of orphans; null otherwise
+    bool orphaned_ = false;      // counted in *orphans_
     bool gone_ = false;
     bool stopped_ = false;
     upstream::UpstreamCall* call_ = nullptr;

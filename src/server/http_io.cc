@@ -51,19 +51,23 @@ asio::awaitable<bool> WriteAnswer(RequestContext& ctx, unsigned status, std::str
         asio::buffer(status_line.data(),
                      static_cast<std::size_t>(line_end.out - status_line.data())),
         asio::buffer(lines), asio::buffer(body)};
-    // A small answer fits the socket buffer and is written at once; arming a timer for it would
-    // cost a timer syscall per request. Large ones get the write timeout.
-    const bool large = body.size() > kUntimedWriteBytes;
-    if (large)
-        ctx.watch.Arm(ctx.stream.socket(), ctx.Context().clock.Now() + kDownstreamWriteTimeout);
-    auto [ec, written] = co_await core::WriteNow(ctx.stream.socket(), buffers);
-    ctx.watch.Disarm();
+    // A small answer fits the socket buffer and is written at once, with no deadline to arm; the
+    // rest of a large one may take as long as the client keeps reading.
+    auto [ec, written] = co_await core::WriteNow(ctx.stream.socket(), buffers, ArmWriteStall(ctx));
+    co_return EndWrite(ctx, ec, written);
+}
+
+bool EndWrite(RequestContext& ctx, const boost::system::error_code& ec, std::size_t written) {
+    const bool stalled = ctx.watch.Fired();
+    ctx.watch.Reset();  // the next upstream read may take longer than a write may
     ctx.record.bytes_out += written;
-    if (ec) {
-        ctx.keep_alive = false;
-        co_return false;
+    if (!ec) return true;
+    ctx.keep_alive = false;
+    if (stalled) {
+        ctx.error = "the client read nothing for " +
+                    std::to_string(kDownstreamStallTimeout.count()) + " s: the answer was cut";
     }
-    co_return true;
+    return false;
 }
 
 asio::awaitable<bool> WriteLocalError(RequestContext& ctx, const core::LocalError& error) {

@@ -37,8 +37,21 @@ asio::awaitable<bool> WriteBody(RequestContext& ctx, std::string body,
 // The key a client presented: `Authorization: Bearer KEY` or `x-api-key: KEY` (empty: none).
 std::string_view PresentedKey(const Request& request);
 
-// Time allowed for one downstream write before the client counts as gone.
-inline constexpr std::chrono::seconds kDownstreamWriteTimeout{30};
-inline constexpr std::size_t kUntimedWriteBytes = 64 * 1024;
+// How long a client may take none of the bytes written to it before it counts as gone. A client
+// that reads slowly but steadily — a large stream over a slow link — is never cut.
+inline constexpr std::chrono::seconds kDownstreamStallTimeout{30};
+
+// WriteNow's progress callback for a downstream write: each part that goes asynchronously gets
+// kDownstreamStallTimeout on ctx.watch.
+inline auto ArmWriteStall(RequestContext& ctx) {
+    return [&ctx] {
+        ctx.watch.Arm(ctx.stream.socket(), ctx.Context().clock.Now() + kDownstreamStallTimeout);
+    };
+}
+
+// After a downstream write of `written` bytes that ended with `ec`: disarms the watch and counts
+// the bytes. False when the write failed: the connection is not kept, and a client that stalled
+// is named in ctx.error (one that left is the caller's to name).
+bool EndWrite(RequestContext& ctx, const boost::system::error_code& ec, std::size_t written);
 
 }  // namespace switchyard::server

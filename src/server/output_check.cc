@@ -4,6 +4,7 @@
 
 #include "api/structured_output.h"
 #include "core/json.h"
+#include "server/off_loop.h"
 
 namespace switchyard::server {
 
@@ -40,17 +41,38 @@ std::optional<OutputCheck> OutputCheckOf(RequestContext& ctx, const api::ChatReq
     return check;
 }
 
-std::optional<std::string> CheckOutput(RequestContext& ctx, const OutputCheck& check,
-                                       const std::optional<std::string>& text,
-                                       std::string_view deployment) {
+asio::awaitable<std::optional<std::string>> CheckOutput(RequestContext& ctx,
+                                                        const OutputCheck& check,
+                                                        std::optional<std::string> text,
+                                                        std::string deployment) {
     if (!text) {
         ctx.validation = "unchecked";
-        return std::nullopt;
+        co_return std::nullopt;
     }
-    std::optional<std::string> problem = check.schema->Check(*text);
-    ctx.validation = problem ? "failed" : "passed";
+    // In passing: at most a slice of the event loop's time (about a millisecond).
+    constexpr answers::SchemaLimits kInPlace{20'000, 64 * 1024};
+    answers::SchemaVerdict verdict = check.schema->Check(*text, kInPlace);
+    if (verdict.result == answers::SchemaVerdict::Result::kSkipped &&
+        ctx.Context().checks != nullptr) {
+        std::function<answers::SchemaVerdict()> work =
+            [schema = check.schema, text = std::move(*text)] { return schema->Check(text); };
+        verdict = co_await RunOffLoop(*ctx.Context().checks, std::move(work));
+    }
+    std::optional<std::string> problem;
+    switch (verdict.result) {
+        case answers::SchemaVerdict::Result::kPassed:
+            ctx.validation = "passed";
+            break;
+        case answers::SchemaVerdict::Result::kFailed:
+            ctx.validation = "failed";
+            problem = std::move(verdict.problem);
+            break;
+        case answers::SchemaVerdict::Result::kSkipped:
+            ctx.validation = "skipped";
+            break;
+    }
     ctx.Context().metrics.CountValidation(deployment, ctx.validation);
-    return problem;
+    co_return problem;
 }
 
 }  // namespace switchyard::server

@@ -25,10 +25,13 @@ std::optional<OutputCheck> OutputCheckOf(RequestContext& ctx, const api::ChatReq
                                          std::string_view body, const config::ModelGroup* group);
 
 // Checks an answer's text (nullopt: it has none to check, e.g. a refusal or a tool call) made by
-// `deployment`: counts it, sets `ctx.validation` (passed, failed, unchecked) and returns what is
-// wrong when it failed.
-std::optional<std::string> CheckOutput(RequestContext& ctx, const OutputCheck& check,
-                                       const std::optional<std::string>& text,
-                                       std::string_view deployment);
+// `deployment`: counts it, sets `ctx.validation` (passed, failed, skipped, unchecked) and returns
+// what is wrong when it failed. A small check runs in place within a slice of work; one that needs
+// more runs on the context's check pool, so the worker's other requests never wait for it. A
+// check over its bound (answers::SchemaLimits) is "skipped": served as it is, never failed.
+asio::awaitable<std::optional<std::string>> CheckOutput(RequestContext& ctx,
+                                                        const OutputCheck& check,
+                                                        std::optional<std::string> text,
+                                                        std::string deployment);
 
 }  // namespace switchyard::server

@@ -24,6 +24,10 @@ namespace {
 // Upstream response headers a client may act on, passed through unchanged.
 constexpr std::string_view kPassThroughHeaders[] = {"retry-after", "retry-after-ms"};
 
+// The largest stream event an upstream may send (the `data:` of a Responses API
+// `response.completed` carries the whole answer; 8 MiB is far beyond any model's output).
+constexpr std::size_t kMaxEventBytes = 8 << 20;
+
 void NoteUsage(RequestContext& ctx, std::string_view json) {
     if (const auto usage = api::FindUsage(json)) {
         if (usage->input_tokens >= 0) ctx.record.input_tokens = usage->input_tokens;
@@ -72,16 +76,12 @@ asio::awaitable<bool> WriteStreamPart(RequestContext& ctx, std::string& head, st
         asio::buffer(body.data(), body.size()),
         asio::buffer(kChunkEnd.data(), chunk ? kChunkEnd.size() : 0),
         asio::buffer(kLastChunk.data(), last ? kLastChunk.size() : 0)};
-    ctx.watch.Arm(ctx.stream.socket(), ctx.Context().clock.Now() + kDownstreamWriteTimeout);
-    auto [ec, written] = co_await core::WriteNow(ctx.stream.socket(), buffers);
-    ctx.watch.Disarm();  // the next upstream read may take longer than a write may
-    ctx.record.bytes_out += written;
+    auto [ec, written] = co_await core::WriteNow(ctx.stream.socket(), buffers, ArmWriteStall(ctx));
     if (!head.empty()) {
         ctx.stream_open = true;
         head.clear();
     }
-    if (ec) {
-        ctx.keep_alive = false;
+    if (!EndWrite(ctx, ec, written)) {
         ctx.stream_open = false;  // nobody left to tell
         co_return false;
     }
@@ -190,10 +190,9 @@ asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
     co_await WriteAnswer(ctx, header.result_int(), lines, body);
 }
 
-std::string StreamErrorEvent(api::Wire front, std::string_view message) {
+std::string StreamErrorEvent(api::Wire front, std::string_view message, std::int64_t sequence) {
     if (front == api::Wire::kResponses) {
-        // Its sequence is the stream's; the relay does not count a stream it passes through.
-        return api::ResponsesErrorEvent("stream_interrupted", message, 0);
+        return api::ResponsesErrorEvent("stream_interrupted", message, sequence);
     }
     if (front == api::Wire::kAnthropic) {
         boost::json::object error{
@@ -277,6 +276,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
     bool done_seen = false;
     bool content_seen = false;
     bool client_lost = false;  // a detached request's client left: nothing more is written
+    bool oversized = false;    // an event over kMaxEventBytes
     std::optional<api::StreamText> text;  // what the schema is checked against
     if (options.check != nullptr) text.emplace(options.upstream);
     call.SetReadDeadline(clock.Now() + options.first_token);
@@ -305,6 +305,18 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
             }
             if (content_seen && api::IsProgress(event, options.pings_are_progress)) progress = true;
             emit(event, result.committed ? out : held);
+            if (responses_front) {
+                if (to_responses) {
+                    ctx.next_sequence = to_responses->NextSequence();
+                } else if (const auto number = api::SequenceNumberOf(event.data)) {
+                    ctx.next_sequence = *number + 1;
+                }
+            }
+        }
+        if (sse.Pending().size() > kMaxEventBytes) {
+            // An event that never ends would grow without bound: the upstream is broken.
+            oversized = true;
+            break;
         }
         if (progress) call.SetReadDeadline(clock.Now() + options.chunk);
         if (!result.committed && content_seen && !options.background && !options.assemble) {
@@ -326,7 +338,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         const bool sent = co_await WriteStreamPart(ctx, head, out, false);
         out.clear();
         if (!sent) {
-            ctx.error = "client went away during the stream";
+            if (ctx.error.empty()) ctx.error = "client went away during the stream";
             if (!ctx.detached) co_return result;
             client_lost = true;
         }
@@ -335,6 +347,11 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
     if (call.Failed()) {
         result.transport = call.Transport();
         result.error = call.Error();
+    } else if (oversized) {
+        result.transport = policy::Transport::kProtocol;
+        result.error = {core::ErrorKind::kUpstreamProtocol,
+                        "The upstream sent a stream event larger than " +
+                            std::to_string(kMaxEventBytes >> 20) + " MiB."};
     } else if (!done_seen && result.error_event.empty()) {
         // A clean end without [DONE] / message_stop is no complete answer either.
         result.transport = policy::Transport::kTruncated;
@@ -345,7 +362,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         // A whole answer: checked against the schema. One held back that fails may fail the
         // attempt; one already streamed can only be counted.
         std::optional<std::string> problem =
-            CheckOutput(ctx, *options.check, text->Text(), ctx.deployment);
+            co_await CheckOutput(ctx, *options.check, text->Text(), ctx.deployment);
         if (problem && options.check->fall_back && !result.committed) {
             result.invalid_output = std::move(*problem);
             co_return result;
@@ -397,7 +414,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
             out.append(sse.Pending());
         }
         if (!out.empty() && !out.ends_with("\n\n")) out.append("\n\n");
-        out += StreamErrorEvent(options.front, message);
+        out += StreamErrorEvent(options.front, message, ctx.next_sequence);
     } else if (!translating) {
         // Bytes after the end event are still the provider's (when passed through as is).
         out.append(sse.Pending());

@@ -36,8 +36,9 @@ asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
                                           api::Wire upstream);
 
 // The event that ends a stream broken after its commit point, in the client's API: Switchyard's
-// `stream_interrupted` error with `message` saying what failed.
-std::string StreamErrorEvent(api::Wire front, std::string_view message);
+// `stream_interrupted` error with `message` saying what failed (a Responses stream's event takes
+// `sequence` as its sequence_number: the stream's next).
+std::string StreamErrorEvent(api::Wire front, std::string_view message, std::int64_t sequence);
 
 // How a stream is relayed.
 struct StreamOptions {

@@ -44,6 +44,9 @@ struct RequestContext {
     // A chunked stream's head went downstream and its last chunk has not: a failure must end it
     // with an error event.
     bool stream_open = false;
+    // The sequence_number of the next event of a Responses stream written downstream: an error
+    // event that ends the stream continues the numbering.
+    std::int64_t next_sequence = 0;
     // Extra headers for a local reply (Allow on a 405, retry-after on a 429).
     std::vector<std::pair<std::string, std::string>> reply_headers;
     // What goes downstream, captured for an idempotency key or the response cache (null: not

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <boost/asio/thread_pool.hpp>
 #include <functional>
 #include <list>
 #include <memory>
@@ -18,6 +19,7 @@
 #include "limits/client_keys.h"
 #include "limits/headroom.h"
 #include "limits/lanes.h"
+#include "limits/recent_give_ups.h"
 #include "observe/access_log.h"
 #include "observe/metrics.h"
 #include "observe/trace_exporter.h"
@@ -62,6 +64,14 @@ struct ServerContext {
     answers::ResponseCache* cache = nullptr;
     // Where traced requests' spans go (telemetry.otlp_endpoint); null: tracing is off.
     observe::TraceExporter* traces = nullptr;
+    // Where answers too large to check in passing are checked against their JSON schemas, off
+    // the event loops (server/output_check.h). Null: every check runs in place.
+    asio::thread_pool* checks = nullptr;
+    // Requests given up on lately: the same one again is a client's retry
+    // (limits/recent_give_ups.h).
+    limits::RecentGiveUps* give_ups = nullptr;
+    // Detached requests whose clients left, still working for their kept answers (ClientWatch).
+    std::atomic<int> orphans{0};
 
     // The config new requests get (settings read once at start-up use it too).
     std::shared_ptr<const config::Config> Config() const { return runtime.Current()->config; }

@@ -64,6 +64,16 @@ std::optional<std::string_view> EnablePath(std::string_view path) {
     return path;
 }
 
+// "/v1/models/{id}" (or "/models/{id}") -> id.
+std::optional<std::string_view> ModelPath(std::string_view path) {
+    for (const std::string_view prefix : {"/v1/models/", "/models/"}) {
+        if (path.starts_with(prefix) && path.size() > prefix.size()) {
+            return path.substr(prefix.size());
+        }
+    }
+    return std::nullopt;
+}
+
 asio::awaitable<void> Dispatch(RequestContext& ctx) {
     if (const auto name = EnablePath(ctx.path); name && ctx.request.method() == http::verb::post) {
         // Names may carry '@' and ':' (name@host:port), which clients percent-encode.
@@ -90,6 +100,14 @@ asio::awaitable<void> Dispatch(RequestContext& ctx) {
         ctx.path[kKeys.size()] == '/' && ctx.request.method() == http::verb::delete_) {
         const std::string name = ctx.path.substr(kKeys.size() + 1);
         co_await ServeDeleteKey(ctx, name);
+        co_return;
+    }
+    if (const auto id = ModelPath(ctx.path); id && ctx.request.method() == http::verb::get) {
+        // The SDKs percent-encode the id (names may carry '/' or '@').
+        bool decoded = false;
+        std::string model = core::PercentDecode(*id, decoded);
+        if (!decoded) model = *id;
+        co_await ServeModels(ctx, std::move(model));
         co_return;
     }
     const Route* route = nullptr;
@@ -160,7 +178,8 @@ asio::awaitable<void> AnswerFailure(RequestContext& ctx, std::string what) {
             {"level", "error"}, {"event", "internal_error"}, {"path", ctx.path}, {"error", what}}));
     if (ctx.stream_open) {
         const std::string event = StreamErrorEvent(
-            ctx.wire, "Switchyard failed while relaying the stream; the answer is incomplete.");
+            ctx.wire, "Switchyard failed while relaying the stream; the answer is incomplete.",
+            ctx.next_sequence);
         ctx.stream_open = false;
         auto [ec, written] =
             co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(event)), kTuple);

@@ -67,8 +67,8 @@ asio::awaitable<void> WriteStoredAnswer(RequestContext& ctx, const answers::Stor
     co_await WriteAnswer(ctx, answer.status, lines, answer.body);
 }
 
-std::string ClientScope(const RequestContext& ctx, const std::string* key_name) {
-    if (key_name != nullptr) return "key:" + *key_name;
+std::string ClientScope(const RequestContext& ctx, const config::ClientKey* key) {
+    if (key != nullptr) return "key:" + key->sha256;
     const std::string_view presented = PresentedKey(ctx.request);
     return presented.empty() ? std::string() : "credential:" + core::Sha256Hex(presented);
 }
@@ -160,10 +160,11 @@ void IdempotencyClaim::Finish(const answers::AnswerCapture& capture) {
 }
 
 asio::awaitable<std::unique_ptr<IdempotencyClaim>> ClaimIdempotencyKey(
-    RequestContext& ctx, std::string_view key, std::string_view scope, std::string_view body,
-    std::chrono::steady_clock::time_point deadline) {
+    RequestContext& ctx, std::string_view key, std::string_view scope, std::string_view regions,
+    std::string_view body, std::chrono::steady_clock::time_point deadline) {
     ServerContext& context = ctx.Context();
-    std::string store_key = core::Sha256Hex(std::string(scope) + '\0' + std::string(key));
+    std::string store_key =
+        core::Sha256Hex(std::string(scope) + '\n' + std::string(regions) + '\0' + std::string(key));
     std::string fingerprint = answers::Fingerprint(ctx.path, body);
     bool waited = false;
     for (;;) {
@@ -182,7 +183,7 @@ asio::awaitable<std::unique_ptr<IdempotencyClaim>> ClaimIdempotencyKey(
             }
         }
         if (!shared && context.idempotency != nullptr) {
-            found = context.idempotency->Claim(store_key, fingerprint, now, lease);
+            found = context.idempotency->Claim(store_key, scope, fingerprint, now, lease);
         }
         switch (found.state) {
             case answers::KeyState::kClaimed:
@@ -230,10 +231,13 @@ asio::awaitable<std::unique_ptr<IdempotencyClaim>> ClaimIdempotencyKey(
 }
 
 std::optional<CacheSlot> CacheSlotOf(const RequestContext& ctx, const config::ModelGroup& group,
-                                     std::string_view scope, std::string_view body) {
+                                     std::string_view scope, std::string_view regions,
+                                     std::string_view body) {
     if (!group.cache) return std::nullopt;
-    std::optional<std::string> key = answers::CacheKey(
-        group.name, ctx.path, group.cache->shared ? std::string_view() : scope, body);
+    // Shared: one answer for every client, never across residency constraints.
+    std::string kept_scope(group.cache->shared ? std::string_view() : scope);
+    kept_scope.append(1, '\n').append(regions);
+    std::optional<std::string> key = answers::CacheKey(group.name, ctx.path, kept_scope, body);
     if (!key) return std::nullopt;
     return CacheSlot{&*group.cache, group.name, std::move(*key)};
 }

@@ -19,9 +19,11 @@ namespace switchyard::server {
 asio::awaitable<void> WriteStoredAnswer(RequestContext& ctx, const answers::StoredAnswer& answer,
                                         std::string_view header, std::string_view value);
 
-// Whose answers a request may see again: its client key's name, else the SHA-256 of the
-// credential it presented (empty on an open gateway).
-std::string ClientScope(const RequestContext& ctx, const std::string* key_name);
+// Whose answers a request may see again: its client key — by the SHA-256 of its secret, not its
+// name, so a key deleted and created again under the same name with another secret sees none of
+// the old key's answers — else the SHA-256 of the credential it presented (empty on an open
+// gateway).
+std::string ClientScope(const RequestContext& ctx, const config::ClientKey* key);
 
 // --- Idempotency keys (docs/answers.md#idempotency-keys) ---
 
@@ -57,9 +59,11 @@ class IdempotencyClaim final {
 // claim is returned), or answers it from what holds the key — the kept answer (replayed), 422
 // for another body, 409 when it was too large to keep — after waiting, up to `deadline`, for a
 // request with the same key that is still running (409 if it still runs then). Null: answered.
+// Keys are `scope`'s (ClientScope) and held apart by `regions`, the residency the request is
+// served under: a retry under another constraint never gets an answer served elsewhere.
 asio::awaitable<std::unique_ptr<IdempotencyClaim>> ClaimIdempotencyKey(
-    RequestContext& ctx, std::string_view key, std::string_view scope, std::string_view body,
-    std::chrono::steady_clock::time_point deadline);
+    RequestContext& ctx, std::string_view key, std::string_view scope, std::string_view regions,
+    std::string_view body, std::chrono::steady_clock::time_point deadline);
 
 // --- The response cache (docs/answers.md#response-cache) ---
 
@@ -71,8 +75,11 @@ struct CacheSlot {
 };
 
 // The request's slot, when its model group keeps answers and the body has a canonical form.
+// `scope` is whose answers they are (ClientScope; left out of the key when the cache is shared),
+// `regions` the residency the request was served under (never left out).
 std::optional<CacheSlot> CacheSlotOf(const RequestContext& ctx, const config::ModelGroup& group,
-                                     std::string_view scope, std::string_view body);
+                                     std::string_view scope, std::string_view regions,
+                                     std::string_view body);
 
 // Serves the cached answer for `slot` marked `x-switchyard-cache: <mark>` (hit or stale);
 // false when there is none.

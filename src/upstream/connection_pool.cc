@@ -7,8 +7,22 @@
 namespace switchyard::upstream {
 namespace {
 
+// Limits of this process or machine, not of the upstream: no more file descriptors, socket
+// buffers or memory.
+bool IsLocalLimit(const boost::system::error_code& ec) {
+    using boost::system::errc::errc_t;
+    return ec == errc_t::too_many_files_open || ec == errc_t::too_many_files_open_in_system ||
+           ec == errc_t::no_buffer_space || ec == errc_t::not_enough_memory;
+}
+
 core::LocalError Unreachable(const config::Deployment& d, std::string_view step,
                              const boost::system::error_code& ec) {
+    if (IsLocalLimit(ec)) {
+        return {core::ErrorKind::kOverloaded,
+                "Switchyard is at a limit of its own and cannot "
+                "open a connection to '" +
+                    d.name + "' now (" + ec.message() + "); retry shortly."};
+    }
     if (ec == beast::error::timeout) {
         return {core::ErrorKind::kUpstreamTimeout,
                 "Upstream '" + d.name + "' did not complete " + std::string(step) + " in time."};
@@ -92,6 +106,7 @@ asio::awaitable<std::unique_ptr<Connection>> ConnectionPool::Connect(
         watch.Disarm();
         error = Unreachable(deployment, "connect", connect_ec);
         if (connect_ec == beast::error::timeout) transport = policy::Transport::kTimeout;
+        if (IsLocalLimit(connect_ec)) transport = policy::Transport::kLocal;
         co_return nullptr;
     }
     lowest.socket().set_option(tcp::no_delay(true));

@@ -88,8 +88,9 @@ test('gateway errors surface as the SDK error classes', async () => {
       return true;
     });
   await mock.scenario([{ match: { model: 'gpt-4o-mini-2024-07-18' }, fault: 'status=429', times: 1 }]);
+  // Another request (the same one again so soon would be served as the client's retry).
   const recovered = await client.chat.completions
-    .create({ model: 'gpt-4o-mini', messages: [] })
+    .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'again' }] })
     .withResponse();
   assert.equal(recovered.response.headers.get('x-switchyard-attempts'), '2');
 });

@@ -5,7 +5,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateText, streamText, tool, jsonSchema } from 'ai';
+import { generateText, generateObject, streamText, tool, jsonSchema } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { startMock, startGateway } from '../integration/harness.mjs';
@@ -32,6 +32,8 @@ models:
     deployments: [{model: tools-native, api_base: "${base}", responses_api: true}]
   - name: tools-claude
     deployments: [{provider: anthropic, model: tools-claude, api_base: "${base}", api_key: k}]
+  - name: limited
+    deployments: [{model: limited-model, api_base: "${base}"}]
 `);
   openai = createOpenAI({ baseURL: `${gateway.base}/v1`, apiKey: 'unused' });
   anthropic = createAnthropic({ baseURL: `${gateway.base}/v1`, apiKey: 'unused' });
@@ -88,11 +90,64 @@ test('tool calls: Responses native, Responses translated to Anthropic, and Anthr
     });
     assert.equal(toolCalls.length, 1, model.modelId);
     assert.equal(toolCalls[0].toolName, 'get_weather');
-    assert.deepEqual(toolCalls[0].input, { query: 'mock' });
+    // Input made from the tool's schema, as a provider's would fit it.
+    assert.deepEqual(toolCalls[0].input, { query: 'value' });
     assert.equal(finishReason, 'tool-calls');
   }
   const stream = streamText({ model: openai('tools-claude'), prompt: 'Weather?', tools: weather, maxRetries: 0 });
   const calls = await stream.toolCalls;
   assert.equal(calls.length, 1);
   assert.equal(calls[0].toolName, 'get_weather');
+});
+
+const forecast = jsonSchema({
+  type: 'object',
+  properties: {
+    city: { type: 'string' },
+    days: { type: 'integer', minimum: 1, maximum: 7 },
+    unit: { type: 'string', enum: ['celsius', 'fahrenheit'] },
+  },
+  required: ['city', 'days', 'unit'],
+  additionalProperties: false,
+});
+
+test('tool calls a request forces, on chat completions too, with input that fits the schema', async () => {
+  // No fault: the request's own tool_choice forces the call, as a provider's would.
+  for (const model of [openai.chat('chat-only'), openai.chat('claude'), anthropic('claude')]) {
+    const { toolCalls, finishReason } = await generateText({
+      model, prompt: 'Forecast for Paris', maxRetries: 0, toolChoice: 'required',
+      tools: { forecast: tool({ description: 'A forecast', inputSchema: forecast }) },
+    });
+    assert.equal(toolCalls.length, 1, model.modelId);
+    assert.equal(toolCalls[0].toolName, 'forecast');
+    assert.deepEqual(toolCalls[0].input, { city: 'value', days: 1, unit: 'celsius' });
+    assert.equal(finishReason, 'tool-calls');
+  }
+  // generateObject through Anthropic: a forced tool whose input the SDK validates.
+  const { object } = await generateObject({ model: anthropic('chat-only'), schema: forecast,
+                                            prompt: 'Forecast for Paris', maxRetries: 0 });
+  assert.deepEqual(object, { city: 'value', days: 1, unit: 'celsius' });
+});
+
+test('the SDK\'s own retries (no retry header) cost one upstream call each, not a chain each', async () => {
+  // Every call is a 429. The gateway tries 4 times (retry.max_attempts); the SDK, which ignores
+  // x-should-retry and sends no retry header, comes back twice with the same request: each
+  // comes back a retry, served with one attempt and no waits.
+  await mock.scenario([{ match: { model: 'limited-model' }, fault: 'status=429' }]);
+  try {
+    const calls = async (maxRetries) => {
+      await mock.reset();
+      await assert.rejects(generateText({ model: openai.chat('limited'), maxRetries,
+                                          prompt: `limited ${maxRetries}` }));
+      return (await mock.stats()).total;
+    };
+    const alone = await calls(0);
+    const withRetries = await calls(2);
+    console.log(`# upstream calls for a persistent 429: maxRetries 0: ${alone}, 2: ${withRetries}`);
+    assert.equal(alone, 4);
+    assert.ok(withRetries <= alone + 2, `${withRetries} upstream calls`);
+  } finally {
+    await mock.scenario([{ match: { model: 'tools-native' }, fault: 'tool_use=1' },
+                         { match: { model: 'tools-claude' }, fault: 'tool_use=1' }]);
+  }
 });

@@ -128,22 +128,37 @@ test('RPM holds exactly: of 9 concurrent requests 5 pass, the rest get a retry-a
 });
 
 test('TPM counts the input estimate plus max_tokens', async () => {
-  const first = await chat(KEYS.TPM_KEY, { max_tokens: 600 });
-  assert.equal(first.status, 200);
-  // The first request settles at its reported usage (a few tokens) as it ends, a moment after its
-  // answer went out...
-  for (let i = 0; i < 100; i++) {
-    const keys = JSON.parse((await admin('GET', '/admin/keys')).body).keys;
-    if (keys.find((k) => k.name === 'tpm').usage.tokens_last_minute < 600) break;
-    await sleep(10);
-  }
-  // ...so 600 more fit...
-  assert.equal((await chat(KEYS.TPM_KEY, { max_tokens: 600 })).status, 200);
-  // ...but a request that could use 1,200 tokens does not.
-  const refused = await chat(KEYS.TPM_KEY, { max_tokens: 1200 });
+  const tokens = async () =>
+    JSON.parse((await admin('GET', '/admin/keys')).body).keys.find((k) => k.name === 'tpm')
+      .usage.tokens_last_minute;
+  // A slow answer holds its reservation (input estimate + max_tokens) until it ends.
+  await mock.scenario([{ match: { model: 'broken' }, fault: 'status=500' },
+                       { match: { model: 'model-a' }, fault: 'delay_headers_ms=1000', times: 1 }]);
+  const first = chat(KEYS.TPM_KEY, { max_tokens: 600 });
+  for (let i = 0; i < 200 && (await tokens()) < 600; i++) await sleep(5);
+  assert.ok((await tokens()) >= 600);
+  // While it runs, 400 more do not fit: a 429 with an exact wait.
+  const refused = await chat(KEYS.TPM_KEY, { max_tokens: 400 });
   assert.equal(refused.status, 429);
   assert.match(JSON.parse(refused.body).error.message, /1000 tokens per minute/);
   assert.ok(Number(refused.headers['retry-after-ms']) > 0);
+  assert.equal((await first).status, 200);
+  // It settles at its reported usage (a few tokens) as it ends, a moment after its answer...
+  for (let i = 0; i < 200 && (await tokens()) >= 600; i++) await sleep(5);
+  // ...so 600 more fit.
+  assert.equal((await chat(KEYS.TPM_KEY, { max_tokens: 600 })).status, 200);
+  await mock.scenario([{ match: { model: 'broken' }, fault: 'status=500' }]);
+});
+
+test('a request larger than the key\'s whole TPM is refused at once, never admitted', async () => {
+  // Counted as input estimate + max_tokens, 1,200 can never fit 1,000 per minute: no wait for an
+  // empty window admits it, and no retry can succeed.
+  const refused = await chat(KEYS.TPM_KEY, { max_tokens: 1200 });
+  assert.equal(refused.status, 429);
+  const error = JSON.parse(refused.body).error;
+  assert.match(error.message, /Request too large for the key 'tpm'.*limit 1000/);
+  assert.equal(refused.headers['retry-after'], undefined);
+  assert.equal(refused.headers['x-should-retry'], 'false');
 });
 
 test('a monthly budget stops the key once the reported usage has spent it', async () => {

@@ -68,19 +68,50 @@ test('a JSON body that is not an object is a 400', async () => {
   assertOpenAiError(res, 400, { type: 'invalid_request_error', code: null });
 });
 
-test('a missing model is a 404 listing the available names', async () => {
+test('a missing model is a 404 that names no model group', async () => {
   const res = await request(gateway.port, { body: { messages: [] } });
   const error = assertOpenAiError(res, 404, { type: 'invalid_request_error',
                                               code: 'model_not_found', param: 'model' });
-  assert.match(error.message, /alpha, beta, slow, down/);
+  assert.match(error.message, /You must provide a model parameter/);
+  assert.doesNotMatch(error.message, /alpha|beta|slow|down/);
 });
 
-test('an unknown model is a 404 listing the available names', async () => {
+test('an unknown model is a 404 that names only the model asked for', async () => {
+  // A caller without a key, or with one restricted to other groups, learns nothing of the
+  // others: GET /v1/models lists what a key may use.
   const res = await request(gateway.port, { body: { model: 'gpt-5-imaginary', messages: [] } });
   const error = assertOpenAiError(res, 404, { type: 'invalid_request_error',
                                               code: 'model_not_found', param: 'model' });
   assert.match(error.message, /gpt-5-imaginary/);
-  assert.match(error.message, /alpha, beta, slow, down/);
+  assert.doesNotMatch(error.message, /alpha|beta|slow|down/);
+});
+
+test('GET /v1/models/{id} retrieves one model group, as the SDKs\' models.retrieve does', async () => {
+  const one = await request(gateway.port, { method: 'GET', path: '/v1/models/alpha' });
+  assert.equal(one.status, 200);
+  assert.deepEqual(JSON.parse(one.body),
+                   { id: 'alpha', object: 'model', created: 0, owned_by: 'switchyard' });
+  const missing = await request(gateway.port, { method: 'GET', path: '/v1/models/gpt-5-imaginary' });
+  const error = assertOpenAiError(missing, 404, { type: 'invalid_request_error',
+                                                  code: 'model_not_found', param: 'model' });
+  assert.doesNotMatch(error.message, /alpha|beta/);
+  // Anthropic's SDK sends anthropic-version and reads its own shape.
+  const anthropic = await request(gateway.port, { method: 'GET', path: '/v1/models/beta',
+                                                  headers: { 'anthropic-version': '2023-06-01' } });
+  assert.equal(anthropic.status, 200);
+  const model = JSON.parse(anthropic.body);
+  assert.equal(model.type, 'model');
+  assert.equal(model.id, 'beta');
+  const list = await request(gateway.port, { method: 'GET', path: '/v1/models',
+                                             headers: { 'anthropic-version': '2023-06-01' } });
+  const page = JSON.parse(list.body);
+  assert.equal(page.has_more, false);
+  assert.equal(page.first_id, 'alpha');
+  assert.ok(page.data.every((m) => m.type === 'model'));
+  const gone = await request(gateway.port, { method: 'GET', path: '/v1/models/nope',
+                                             headers: { 'anthropic-version': '2023-06-01' } });
+  assert.equal(gone.status, 404);
+  assert.equal(JSON.parse(gone.body).error.type, 'not_found_error');
 });
 
 test('a body over the limit is a 413 and never reaches the upstream', async () => {

@@ -170,6 +170,37 @@ std::string NamedBody(NamedError error, std::string_view model, std::string_view
     return StatusBody(500, model, request_id);
 }
 
+// The tools of a request (those with a name: custom tools and named server tools alike) and what
+// its `tool_choice` allows.
+ToolChoice ChooseMessagesTool(const json::object& request) {
+    std::vector<OfferedTool> offered;
+    if (const json::value* tools = request.if_contains("tools"); tools && tools->is_array()) {
+        for (const json::value& tool : tools->get_array()) {
+            const json::object* fields = tool.if_object();
+            const json::value* name = fields != nullptr ? fields->if_contains("name") : nullptr;
+            if (name == nullptr || !name->is_string()) continue;
+            offered.push_back({name->get_string(), fields->if_contains("input_schema")});
+        }
+    }
+    ToolMode mode = ToolMode::kAuto;
+    std::string_view forced_name;
+    const json::value* choice = request.if_contains("tool_choice");
+    const json::object* choice_fields = choice != nullptr ? choice->if_object() : nullptr;
+    if (const json::value* type =
+            choice_fields != nullptr ? choice_fields->if_contains("type") : nullptr) {
+        if (*type == "none") {
+            mode = ToolMode::kNone;
+        } else if (*type == "any") {
+            mode = ToolMode::kAny;
+        } else if (const json::value* name = choice_fields->if_contains("name");
+                   *type == "tool" && name != nullptr && name->is_string()) {
+            mode = ToolMode::kNamed;
+            forced_name = name->get_string();
+        }
+    }
+    return ChooseTool(offered, mode, forced_name);
+}
+
 }  // namespace
 
 ParsedMessagesRequest ParseMessagesRequest(std::string_view body, std::string_view request_id) {
@@ -225,28 +256,15 @@ ParsedMessagesRequest ParseMessagesRequest(std::string_view body, std::string_vi
         result.request.stream = stream->value().is_bool() && stream->value().get_bool();
     }
     result.request.output_schema = OutputSchemaOf(*object);
-    if (const auto tools = object->find("tools"); tools != object->end()) {
-        const auto* tool_list = tools->value().if_array();
-        if (tool_list != nullptr && !tool_list->empty()) {
-            if (const auto* tool = tool_list->front().if_object()) {
-                if (const auto name = tool->find("name"); name != tool->end()) {
-                    if (const auto* s = name->value().if_string()) {
-                        result.request.tool_name.assign(s->data(), s->size());
-                    }
-                }
-            }
-        }
-    }
+    result.request.tools = ChooseMessagesTool(*object);
     return result;
 }
 
 void AppendMessage(std::string& out, const MessageIdentity& identity, const ReplyText& reply,
                    Usage usage) {
-    std::string text;
-    reply.AppendText(text);
     AppendMessageHead(out, identity);
     out += R"({"type":"text","text":)";
-    AppendJsonString(out, text);
+    reply.AppendTextJson(out);
     out += "}";
     AppendMessageTail(out, "end_turn", usage);
 }
@@ -257,9 +275,21 @@ void AppendToolUseMessage(std::string& out, const MessageIdentity& identity, con
     out += R"({"type":"tool_use","id":)";
     AppendJsonString(out, tool.id);
     out += R"(,"name":)";
-    AppendJsonString(out, tool.name);
-    out += R"(,"input":{"query":"mock"}})";
+    AppendJsonString(out, tool.call.name);
+    out += R"(,"input":)";
+    out += tool.call.arguments;  // A JSON object already.
+    out += "}";
     AppendMessageTail(out, "tool_use", usage);
+}
+
+std::vector<std::string_view> ToolInputFragments(std::string_view input) {
+    std::vector<std::string_view> fragments{std::string_view()};
+    for (const std::string_view fragment : ArgumentFragments(input)) fragments.push_back(fragment);
+    return fragments;
+}
+
+int ToolUseOutputTokens(const ToolCall& call) {
+    return static_cast<int>(ToolInputFragments(call.arguments).size());
 }
 
 void AppendMessageStart(std::string& out, const MessageIdentity& identity, int input_tokens) {
@@ -284,7 +314,7 @@ void AppendToolUseBlockStart(std::string& out, const ToolUse& tool) {
         R"({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":)";
     AppendJsonString(data, tool.id);
     data += R"(,"name":)";
-    AppendJsonString(data, tool.name);
+    AppendJsonString(data, tool.call.name);
     data += R"(,"input":{}}})";
     AppendEvent(out, "content_block_start", data);
 }
@@ -292,13 +322,11 @@ void AppendToolUseBlockStart(std::string& out, const ToolUse& tool) {
 void AppendPing(std::string& out) { AppendEvent(out, "ping", R"({"type": "ping"})"); }
 
 void AppendTextDelta(std::string& out, const ReplyText& reply, int index) {
-    std::string word;
-    reply.AppendWord(word, index);
-    std::string data =
-        R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":)";
-    AppendJsonString(data, word);
-    data += "}}";
-    AppendEvent(out, "content_block_delta", data);
+    // Written straight into `out`: a padded word (event_bytes) may be very large.
+    out += "event: content_block_delta\ndata: ";
+    out += R"({"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":)";
+    reply.AppendWordJson(out, index);
+    out += "}}\n\n";
 }
 
 void AppendInputJsonDelta(std::string& out, std::string_view partial_json) {
@@ -326,6 +354,57 @@ void AppendMessageStop(std::string& out) {
 }
 
 void AppendErrorEvent(std::string& out, std::string_view body) { AppendEvent(out, "error", body); }
+
+MessageStream::MessageStream(const MessageIdentity& identity, int input_tokens,
+                             const ReplyText& reply)
+    : identity_(identity), input_tokens_(input_tokens), reply_(&reply) {}
+
+MessageStream::MessageStream(const MessageIdentity& identity, int input_tokens, const ToolUse& tool)
+    : identity_(identity),
+      input_tokens_(input_tokens),
+      tool_(tool),
+      fragments_(ToolInputFragments(tool.call.arguments)) {}
+
+void MessageStream::AppendOpening(std::string& out, int step) const {
+    if (step == 0) {
+        AppendMessageStart(out, identity_, input_tokens_);
+    } else if (step == 1 && tool_) {
+        AppendToolUseBlockStart(out, *tool_);
+    } else if (step == 1) {
+        AppendTextBlockStart(out);
+    } else {
+        AppendPing(out);
+    }
+}
+
+int MessageStream::DeltaCount() const {
+    return tool_ ? static_cast<int>(fragments_.size()) : reply_->WordCount();
+}
+
+void MessageStream::AppendDelta(std::string& out, int index) const {
+    if (tool_) {
+        AppendInputJsonDelta(out, fragments_[static_cast<std::size_t>(index)]);
+    } else {
+        AppendTextDelta(out, *reply_, index);
+    }
+}
+
+void MessageStream::AppendClosing(std::string& out, int step) const {
+    if (step == 0) {
+        AppendBlockStop(out);
+    } else if (step == 1) {
+        AppendMessageDelta(out, tool_ ? "tool_use" : "end_turn", DeltaCount());
+    } else {
+        AppendMessageStop(out);
+    }
+}
+
+void MessageStream::AppendError(std::string& out, int /*deltas_sent*/,
+                                std::optional<NamedError> error) const {
+    // In-stream errors carry no request_id; without error= it is the overload error.
+    const int status = error ? NamedErrorStatus(*error) : 529;
+    AppendErrorEvent(out, ErrorBody(status, error, identity_.model, {}));
+}
 
 std::string ErrorEnvelope(std::string_view type, std::string_view message,
                           std::string_view request_id, std::string_view details_code) {

@@ -1,13 +1,15 @@
 #pragma once
 
-#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fault_spec.h"
 #include "openai_wire.h"
 #include "rate_limits.h"
+#include "stream_script.h"
+#include "tool_call.h"
 
 // Bodies of Anthropic's Messages API as the mock provider sends them: request parsing, messages,
 // SSE events and error envelopes (docs/providers.md#anthropic-errors, docs/providers.md#streams).
@@ -21,8 +23,9 @@ using ReplyText = openai::ReplyText;
 struct MessagesRequest final {
     std::string model;
     bool stream = false;
-    int input_tokens = 1;   // Rough estimate: characters of system + message text / 4, at least 1.
-    std::string tool_name;  // Name of the first of `tools`; empty without tools.
+    int input_tokens = 1;  // Rough estimate: characters of system + message text / 4, at least 1.
+    // `tools` and `tool_choice` ({"type":"auto"|"any"|"none"} or {"type":"tool","name":...}).
+    ToolChoice tools;
     std::string output_schema;  // output_config.format's JSON schema, as JSON text (empty: none)
 };
 
@@ -49,19 +52,19 @@ struct MessageIdentity final {
     std::string_view model;
 };
 
-// The tool_use block the mock answers with under `tool_use=1`: input {"query":"mock"}.
+// A tool_use block: its id and the call (name, and the input as JSON text).
 struct ToolUse final {
     std::string_view id;  // "toolu_..."
-    std::string_view name;
+    const ToolCall& call;
 };
 
-// The partial_json fragments of the streamed tool input, in order. The first is empty, as the
-// API's first input_json_delta can be (docs/providers.md#streams).
-inline constexpr std::array<std::string_view, 3> kToolInputFragments = {"", R"({"query":)",
-                                                                        R"( "mock"})"};
+// The partial_json fragments of a streamed tool input, in order: first an empty one, as the API's
+// first input_json_delta can be (docs/providers.md#streams), then ArgumentFragments. Views into
+// `input`.
+std::vector<std::string_view> ToolInputFragments(std::string_view input);
 
 // Output tokens reported for a tool_use answer: one per input fragment.
-inline constexpr int kToolUseOutputTokens = static_cast<int>(kToolInputFragments.size());
+int ToolUseOutputTokens(const ToolCall& call);
 
 // Appends the non-streaming `message` object with one text block, stop_reason end_turn.
 void AppendMessage(std::string& out, const MessageIdentity& identity, const ReplyText& reply,
@@ -86,6 +89,35 @@ void AppendMessageStop(std::string& out);
 
 // Appends an `event: error` with `body`, an error envelope without request_id.
 void AppendErrorEvent(std::string& out, std::string_view body);
+
+// A streamed message as a StreamScript: message_start, content_block_start (text or tool_use) and
+// ping; one content_block_delta per word or input fragment; content_block_stop, message_delta and
+// message_stop. The default in-stream error is the overload error. Refers to what it is given.
+class MessageStream final : public StreamScript {
+  public:
+    MessageStream(const MessageIdentity& identity, int input_tokens, const ReplyText& reply);
+    MessageStream(const MessageIdentity& identity, int input_tokens, const ToolUse& tool);
+
+    int OpeningCount() const override { return 3; }
+    void AppendOpening(std::string& out, int step) const override;
+    int DeltaCount() const override;
+    void AppendDelta(std::string& out, int index) const override;
+    int ClosingCount() const override { return 3; }
+    void AppendClosing(std::string& out, int step) const override;
+    void AppendError(std::string& out, int deltas_sent,
+                     std::optional<NamedError> error) const override;
+
+  private:
+    MessageIdentity identity_;
+    int input_tokens_;
+    const ReplyText* reply_ = nullptr;
+    std::optional<ToolUse> tool_;
+    std::vector<std::string_view> fragments_;
+};
+
+// The body of `body=wrong_shape` on /v1/messages: a legacy Text Completions object, JSON but no
+// message.
+inline constexpr std::string_view kWrongShapeBody = R"({"type":"completion","completion":"hi"})";
 
 // `{"type":"error","error":{"type":...,"message":...},"request_id":...}`; with `details_code`
 // the error also carries `"details":{"error_code":...}`; an empty request_id is left out (the

@@ -56,7 +56,10 @@ TEST(ParseMessagesRequest, ReadsTheFieldsTheMockActsOn) {
     EXPECT_EQ(parsed.request.model, "claude-x");
     EXPECT_TRUE(parsed.request.stream);
     EXPECT_EQ(parsed.request.input_tokens, 4);  // 16 characters / 4.
-    EXPECT_EQ(parsed.request.tool_name, "get_weather");
+    ASSERT_TRUE(parsed.request.tools.candidate);
+    EXPECT_EQ(parsed.request.tools.candidate->name, "get_weather");
+    EXPECT_EQ(parsed.request.tools.candidate->arguments, "{}");
+    EXPECT_FALSE(parsed.request.tools.forced);
 }
 
 TEST(ParseMessagesRequest, Defaults) {
@@ -64,10 +67,36 @@ TEST(ParseMessagesRequest, Defaults) {
     ASSERT_EQ(parsed.status, 0);
     EXPECT_EQ(parsed.request.input_tokens, 1);
     EXPECT_FALSE(parsed.request.stream);
-    EXPECT_TRUE(parsed.request.tool_name.empty());
-    EXPECT_TRUE(
+    EXPECT_FALSE(parsed.request.tools.candidate);
+    EXPECT_FALSE(
         ParseMessagesRequest(R"({"model":"m","messages":[],"max_tokens":1,"tools":[]})", "r")
-            .request.tool_name.empty());
+            .request.tools.candidate);
+}
+
+TEST(ParseMessagesRequest, ToolChoiceForcesACall) {
+    const auto tools_with = [](std::string_view choice) {
+        const auto parsed = ParseMessagesRequest(
+            std::string(
+                R"({"model":"m","messages":[],"max_tokens":1,"tools":[)"
+                R"({"name":"a","input_schema":{"type":"object","properties":)"
+                R"({"city":{"type":"string"},"n":{"type":"integer"}},"required":["city"]}},)"
+                R"({"name":"b","input_schema":{"type":"object"}}])") +
+                std::string(choice) + "}",
+            "r");
+        EXPECT_EQ(parsed.status, 0) << parsed.error_body;
+        return parsed.request.tools;
+    };
+    EXPECT_EQ(tools_with("").Call(false), nullptr);
+    EXPECT_EQ(tools_with(R"(,"tool_choice":{"type":"auto"})").Call(false), nullptr);
+    const ToolChoice any = tools_with(R"(,"tool_choice":{"type":"any"})");
+    ASSERT_NE(any.Call(false), nullptr);
+    EXPECT_EQ(any.Call(false)->name, "a");
+    EXPECT_EQ(any.Call(false)->arguments, R"({"city":"value"})");
+    const ToolChoice named = tools_with(R"(,"tool_choice":{"type":"tool","name":"b"})");
+    ASSERT_NE(named.Call(false), nullptr);
+    EXPECT_EQ(named.Call(false)->name, "b");
+    EXPECT_EQ(named.Call(false)->arguments, "{}");
+    EXPECT_EQ(tools_with(R"(,"tool_choice":{"type":"none"})").Call(true), nullptr);
 }
 
 TEST(ParseMessagesRequest, RejectsInvalidBodiesWithAnthropicEnvelopes) {
@@ -110,13 +139,13 @@ TEST(AppendMessage, MatchesTheMessageObject) {
 }
 
 TEST(AppendToolUseMessage, MatchesTheMessageObject) {
+    const ToolCall call{"get_weather", R"({"city":"value"})"};
     std::string body;
-    AppendToolUseMessage(body, {"msg_1", "m"}, {"toolu_1", "get_weather"},
-                         {7, kToolUseOutputTokens});
+    AppendToolUseMessage(body, {"msg_1", "m"}, {"toolu_1", call}, {7, ToolUseOutputTokens(call)});
     EXPECT_EQ(body, R"({"id":"msg_1","type":"message","role":"assistant","model":"m",)"
                     R"("content":[{"type":"tool_use","id":"toolu_1","name":"get_weather",)"
-                    R"("input":{"query":"mock"}}],"stop_reason":"tool_use","stop_sequence":null,)"
-                    R"("usage":{"input_tokens":7,"output_tokens":3}})");
+                    R"("input":{"city":"value"}}],"stop_reason":"tool_use","stop_sequence":null,)"
+                    R"("usage":{"input_tokens":7,"output_tokens":4}})");
 }
 
 TEST(StreamEvents, OneWordReplyHasTheFixtureBytes) {
@@ -149,19 +178,23 @@ TEST(StreamEvents, LaterWordsHaveALeadingSpace) {
 }
 
 TEST(StreamEvents, ToolUse) {
+    const ToolCall call{"get_weather", R"({"query":"value"})"};
     std::string out;
-    AppendToolUseBlockStart(out, {"toolu_1", "get_weather"});
+    AppendToolUseBlockStart(out, {"toolu_1", call});
     EXPECT_EQ(out,
               "event: content_block_start\n"
               R"(data: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use",)"
               R"("id":"toolu_1","name":"get_weather","input":{}}})"
               "\n\n");
+    const auto fragments = ToolInputFragments(call.arguments);
+    ASSERT_EQ(fragments.size(), 4U);
+    EXPECT_EQ(ToolUseOutputTokens(call), 4);
     std::string json;
-    for (const auto fragment : kToolInputFragments) json += fragment;
-    EXPECT_EQ(json::parse(json), json::parse(R"({"query":"mock"})"));
-    EXPECT_EQ(kToolInputFragments.front(), "");
+    for (const auto fragment : fragments) json += fragment;
+    EXPECT_EQ(json, call.arguments);
+    EXPECT_EQ(fragments.front(), "");
     out.clear();
-    AppendInputJsonDelta(out, kToolInputFragments[1]);
+    AppendInputJsonDelta(out, R"({"query":)");
     EXPECT_EQ(out,
               "event: content_block_delta\n"
               R"(data: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta",)"
@@ -171,6 +204,54 @@ TEST(StreamEvents, ToolUse) {
     AppendMessageDelta(out, "tool_use", 3);
     EXPECT_NE(out.find(R"("delta":{"stop_reason":"tool_use","stop_sequence":null})"),
               std::string::npos);
+}
+
+TEST(MessageStream, TextIsTheFixtureSequence) {
+    const MessageIdentity identity{"msg_4QpJur2dWWDjF6C758FbBw5vm12BaVipnK",
+                                   "claude-3-opus-latest"};
+    const ReplyText reply(identity.model, 1);
+    const MessageStream script(identity, 11, reply);
+    std::string out;
+    for (int i = 0; i < script.OpeningCount(); ++i) script.AppendOpening(out, i);
+    for (int i = 0; i < script.DeltaCount(); ++i) script.AppendDelta(out, i);
+    for (int i = 0; i < script.ClosingCount(); ++i) script.AppendClosing(out, i);
+    std::string expected =
+        ReplaceOnce(std::string(kBasicResponseFixture), R"("text":"Hello")", R"("text":"word1")");
+    expected = ReplaceOnce(expected, R"({"output_tokens":6})", R"({"output_tokens":1})");
+    EXPECT_EQ(out, expected);
+}
+
+TEST(MessageStream, ToolUseStreamsTheInputInFragments) {
+    const ToolCall call{"get_weather", R"({"city":"value"})"};
+    const MessageStream script({"msg_1", "m"}, 3, ToolUse{"toolu_1", call});
+    ASSERT_EQ(script.DeltaCount(), 4);
+    std::string out;
+    script.AppendOpening(out, 1);
+    EXPECT_NE(out.find(R"("content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather",)"
+                       R"("input":{}})"),
+              std::string::npos)
+        << out;
+    std::string input;
+    for (int i = 0; i < script.DeltaCount(); ++i) {
+        out.clear();
+        script.AppendDelta(out, i);
+        const auto data = json::parse(out.substr(out.find("data: ") + 6));
+        EXPECT_EQ(data.at("delta").at("type"), "input_json_delta");
+        input += data.at("delta").at("partial_json").as_string();
+    }
+    EXPECT_EQ(input, call.arguments);
+    out.clear();
+    script.AppendClosing(out, 1);
+    EXPECT_NE(out.find(R"({"stop_reason":"tool_use","stop_sequence":null},)"
+                       R"("usage":{"output_tokens":4})"),
+              std::string::npos)
+        << out;
+    out.clear();
+    script.AppendError(out, 2, std::nullopt);  // The overload error, as the SDK fixture has it.
+    EXPECT_EQ(out,
+              "event: error\n"
+              R"(data: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}})"
+              "\n\n");
 }
 
 TEST(StreamEvents, ErrorEventHasTheSdkFixtureBytes) {

@@ -46,6 +46,8 @@ const NamedErrorEntry& EntryFor(NamedError error) {
 
 constexpr int kMaxDelayMs = 3'600'000;
 constexpr int kMaxChunks = 1'000'000;
+constexpr int kMaxEventBytes = 256 * 1024 * 1024;
+constexpr std::size_t kMaxInterim = 16;
 constexpr double kMaxRetryAfterSeconds = 1e7;
 
 std::string_view Trim(std::string_view s) {
@@ -85,6 +87,25 @@ std::optional<bool> ParseFlag(std::string_view s) {
 
 std::string BadValue(std::string_view key, std::string_view value, std::string_view expected) {
     return fmt::format("bad value for {}: '{}' (expected {})", key, value, expected);
+}
+
+// `interim=CODES`: 1 to 16 comma-separated 1xx codes. 101 is refused: Switching Protocols ends
+// HTTP/1.1 on the connection (RFC 9110 15.2.2), so it is no interim response.
+std::string ParseInterim(std::string_view value, std::vector<int>& codes) {
+    const auto bad = [value] {  // The whole value, not the rest the loop has reached.
+        return BadValue(
+            "interim", value,
+            fmt::format("1 to {} comma-separated codes in [100, 199] except 101", kMaxInterim));
+    };
+    codes.clear();
+    for (;;) {
+        const auto comma = value.find(',');
+        const auto code = ParseInt(Trim(value.substr(0, comma)), 100, 199);
+        if (!code || *code == 101 || codes.size() == kMaxInterim) return bad();
+        codes.push_back(*code);
+        if (comma == std::string_view::npos) return {};
+        value.remove_prefix(comma + 1);
+    }
 }
 
 // Applies one `key=value` token to `spec`. Returns an error message, or "" on success.
@@ -153,6 +174,24 @@ std::string ApplyToken(std::string_view key, std::string_view value, FaultSpec& 
     if (key == "tool_use") return set_flag(spec.tool_use);
     if (key == "invalid_output") return set_flag(spec.invalid_output);
     if (key == "one_write") return set_flag(spec.one_write);
+    if (key == "interim") return ParseInterim(value, spec.interim);
+    if (key == "late_response_ms") {
+        std::chrono::milliseconds delay{0};
+        if (auto error = set_delay(delay); !error.empty()) return error;
+        spec.late_response = delay;
+        return {};
+    }
+    if (key == "body") {
+        if (value == "error") {
+            spec.body = BodyFault::kError;
+        } else if (value == "wrong_shape") {
+            spec.body = BodyFault::kWrongShape;
+        } else {
+            return BadValue(key, value, "error or wrong_shape");
+        }
+        return {};
+    }
+    if (key == "event_bytes") return set_int(spec.event_bytes, 1, kMaxEventBytes);
     if (key == "probability") {
         const auto p = ParseDouble(value, 0.0, 1.0);
         if (!p) return BadValue(key, value, "a number in [0, 1]");
@@ -192,6 +231,24 @@ std::string CheckCombination(const FaultSpec& spec) {
     }
     if (spec.retry_after_s && spec.retry_after_date_s) {
         return "retry_after and retry_after_date cannot be combined";
+    }
+    // stall and reset send no response head, so nothing can come before it.
+    if (!spec.interim.empty() && (spec.stall || spec.reset)) {
+        return fmt::format("interim and {} cannot be combined", first_ending);
+    }
+    // A late response follows a complete answer on a connection that stays open.
+    if (spec.late_response && spec.close) return "late_response_ms and close cannot be combined";
+    if (spec.late_response && !first_ending.empty()) {
+        return fmt::format("late_response_ms and {} cannot be combined", first_ending);
+    }
+    // body= replaces a whole answer that is sent at once; an error answer or a stream is another.
+    if (spec.body) {
+        if (spec.status) return "body and status cannot be combined";
+        if (spec.error) return "body and error cannot be combined";
+        if (!first_ending.empty()) {
+            return fmt::format("body and {} cannot be combined", first_ending);
+        }
+        if (spec.event_bytes) return "body and event_bytes cannot be combined";
     }
     return {};
 }

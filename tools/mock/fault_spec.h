@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace switchyard::mock {
 
@@ -38,6 +39,12 @@ std::string_view NamedErrorName(NamedError error);
 
 // The HTTP status the provider answers `error` with.
 int NamedErrorStatus(NamedError error);
+
+// What `body=` puts in place of the answer's JSON body, under status 200 and the normal headers.
+enum class BodyFault {
+    kError,       // the provider's error envelope for status 500
+    kWrongShape,  // a JSON object that is no answer of the requested API
+};
 
 // One parsed fault spec: what the mock does to a single provider request instead of, or on top
 // of, a normal answer. A default-constructed spec injects nothing. Durations are milliseconds.
@@ -73,6 +80,17 @@ struct FaultSpec final {
     // A stream's head and every event (each its own chunk) go out in one write, as a provider
     // whose events arrive in one packet (docs/mock.md).
     bool one_write = false;
+
+    // Interim (1xx) responses sent, each in its own write and in this order, before the response
+    // head. Codes in [100, 199] except 101; at most 16.
+    std::vector<int> interim;
+    // After the complete answer, wait this long and then send an unsolicited second response on
+    // the same connection: the stray bytes a pooled connection must not be trusted with.
+    std::optional<std::chrono::milliseconds> late_response;
+    std::optional<BodyFault> body;
+    // The first content event's `data:` line (a non-streaming answer: its body) is padded to at
+    // least this many bytes.
+    std::optional<int> event_bytes;
 
     double probability = 1.0;
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 namespace switchyard::mock {
 namespace {
@@ -246,6 +247,109 @@ TEST(ParseFaultSpec, EveryKeyTogether) {
     EXPECT_TRUE(spec.close);
     EXPECT_TRUE(spec.tool_use);
     EXPECT_EQ(spec.probability, 0.5);
+}
+
+TEST(ParseFaultSpec, InterimCodes) {
+    EXPECT_EQ(ParseOk("interim=100").interim, std::vector<int>{100});
+    EXPECT_EQ(ParseOk("interim=103,100").interim, (std::vector<int>{103, 100}));
+    EXPECT_EQ(ParseOk("interim= 102 , 199 ,100").interim, (std::vector<int>{102, 199, 100}));
+    EXPECT_EQ(ParseOk("interim=100,100,100,100,100,100,100,100,100,100,100,100,100,100,100,100")
+                  .interim.size(),
+              16u);
+    EXPECT_TRUE(ParseOk("").interim.empty());
+    for (const char* bad :
+         {"interim=101", "interim=99", "interim=200", "interim=100,", "interim=,100",
+          "interim=100,,103", "interim=1e2", "interim=100;103", "interim=100 103",
+          "interim=100,100,100,100,100,100,100,100,100,100,100,100,100,100,100,100,100"}) {
+        const std::string error = ParseError(bad);
+        EXPECT_TRUE(error.starts_with("bad value for interim") || error.starts_with("expected"))
+            << bad << ": " << error;
+    }
+    EXPECT_EQ(ParseError("interim=100,101"),
+              "bad value for interim: '100,101' (expected 1 to 16 comma-separated codes in [100, "
+              "199] except 101)");
+}
+
+TEST(ParseFaultSpec, InterimNeedsAResponseHead) {
+    EXPECT_EQ(ParseError("interim=100;stall=1"), "interim and stall cannot be combined");
+    EXPECT_EQ(ParseError("interim=100;reset=1"), "interim and reset cannot be combined");
+    // Every other answer, a stream cut short included, starts with a head.
+    for (const char* ok : {"interim=100;status=503", "interim=103;reset_after_chunks=1",
+                           "interim=100;stall_after_chunks=0", "interim=100;delay_headers_ms=5",
+                           "interim=100;one_write=1", "interim=100;stall=0"}) {
+        EXPECT_FALSE(ParseOk(ok).interim.empty()) << ok;
+    }
+}
+
+TEST(ParseFaultSpec, LateResponse) {
+    EXPECT_EQ(ParseOk("late_response_ms=0").late_response, milliseconds(0));
+    EXPECT_EQ(ParseOk("late_response_ms=3600000").late_response, milliseconds(3'600'000));
+    EXPECT_FALSE(ParseOk("").late_response);
+    for (const char* bad : {"late_response_ms=-1", "late_response_ms=3600001",
+                            "late_response_ms=1.5", "late_response_ms=soon"}) {
+        EXPECT_TRUE(ParseError(bad).starts_with("bad value for late_response_ms")) << bad;
+    }
+    EXPECT_EQ(ParseError("late_response_ms=5;close=1"),
+              "late_response_ms and close cannot be combined");
+    for (const char* ending : {"reset=1", "stall=1", "error_after_chunks=1", "reset_after_chunks=1",
+                               "stall_after_chunks=1", "end_after_chunks=1"}) {
+        const std::string spec = std::string("late_response_ms=5;") + ending;
+        EXPECT_NE(ParseError(spec).find("cannot be combined"), std::string::npos) << spec;
+    }
+    // Any complete answer may be followed by one: an error, a cut body, a stream.
+    for (const char* ok : {"late_response_ms=5;status=503", "late_response_ms=5;truncate_body=3",
+                           "late_response_ms=5;close=0", "late_response_ms=5;one_write=1",
+                           "late_response_ms=5;body=error", "late_response_ms=5;interim=100"}) {
+        EXPECT_TRUE(ParseOk(ok).late_response) << ok;
+    }
+}
+
+TEST(ParseFaultSpec, BodyFaults) {
+    EXPECT_EQ(ParseOk("body=error").body, BodyFault::kError);
+    EXPECT_EQ(ParseOk("body=wrong_shape").body, BodyFault::kWrongShape);
+    EXPECT_FALSE(ParseOk("").body);
+    EXPECT_EQ(ParseError("body=Error"),
+              "bad value for body: 'Error' (expected error or wrong_shape)");
+    ParseError("body=1");
+    EXPECT_EQ(ParseError("body=error;status=500"), "body and status cannot be combined");
+    EXPECT_EQ(ParseError("status=500;body=wrong_shape"), "body and status cannot be combined");
+    EXPECT_EQ(ParseError("body=error;error=rate_limit"), "body and error cannot be combined");
+    EXPECT_EQ(ParseError("body=error;event_bytes=10"), "body and event_bytes cannot be combined");
+    for (const char* ending : {"reset=1", "stall=1", "error_after_chunks=1", "reset_after_chunks=1",
+                               "stall_after_chunks=1", "end_after_chunks=1"}) {
+        const std::string spec = std::string("body=wrong_shape;") + ending;
+        EXPECT_NE(ParseError(spec).find("cannot be combined"), std::string::npos) << spec;
+    }
+    // Headers, delays, a cut body and what happens after the answer still apply.
+    const FaultSpec spec = ParseOk(
+        "body=error;retry_after=1;delay_headers_ms=2;truncate_body=5;close=1;interim=100;"
+        "x_should_retry=true");
+    EXPECT_EQ(spec.body, BodyFault::kError);
+    EXPECT_FALSE(spec.ErrorStatus()) << "the status line stays 200";
+}
+
+TEST(ParseFaultSpec, EventBytes) {
+    EXPECT_EQ(ParseOk("event_bytes=1").event_bytes, 1);
+    EXPECT_EQ(ParseOk("event_bytes=1048576").event_bytes, 1 << 20);
+    EXPECT_EQ(ParseOk("event_bytes=268435456").event_bytes, 256 << 20);
+    for (const char* bad : {"event_bytes=0", "event_bytes=268435457", "event_bytes=-1",
+                            "event_bytes=1k", "event_bytes=1e6"}) {
+        EXPECT_TRUE(ParseError(bad).starts_with("bad value for event_bytes")) << bad;
+    }
+    // Padding the first event still leaves every way of ending the stream open.
+    EXPECT_EQ(ParseOk("event_bytes=100;error_after_chunks=1").event_bytes, 100);
+    EXPECT_EQ(ParseOk("event_bytes=100;one_write=1;chunks=3").event_bytes, 100);
+}
+
+TEST(ParseFaultSpec, EveryNewKeyTogether) {
+    const FaultSpec spec =
+        ParseOk("interim=103,100;late_response_ms=50;event_bytes=4096;delay_headers_ms=1;chunks=2");
+    EXPECT_EQ(spec.interim, (std::vector<int>{103, 100}));
+    EXPECT_EQ(spec.late_response, milliseconds(50));
+    EXPECT_EQ(spec.event_bytes, 4096);
+    EXPECT_FALSE(spec.body);
+    EXPECT_FALSE(spec.ErrorStatus());
+    EXPECT_FALSE(spec.CutAfterChunks());
 }
 
 }  // namespace

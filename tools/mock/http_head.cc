@@ -28,6 +28,19 @@ void AppendHeadStart(std::string& out, int status, std::string_view content_type
     if (!keep_alive) out += "Connection: close\r\n";
 }
 
+void AppendInterimResponse(std::string& out, int status) {
+    switch (status) {
+        case 100:
+            out += "HTTP/1.1 100 Continue\r\n\r\n";
+            return;
+        case 103:
+            out += "HTTP/1.1 103 Early Hints\r\nLink: </hint.css>; rel=preload\r\n\r\n";
+            return;
+        default:
+            fmt::format_to(std::back_inserter(out), "HTTP/1.1 {} Interim\r\n\r\n", status);
+    }
+}
+
 std::string FormatImfFixdate(std::chrono::system_clock::time_point time) {
     const std::time_t seconds = std::chrono::system_clock::to_time_t(time);
     std::tm utc{};

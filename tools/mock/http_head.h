@@ -20,6 +20,11 @@ std::string_view ReasonPhrase(int status);
 void AppendHeadStart(std::string& out, int status, std::string_view content_type,
                      std::optional<std::size_t> content_length, bool keep_alive);
 
+// Appends one complete interim (1xx) response: `HTTP/1.1 100 Continue\r\n\r\n`; 103 Early Hints
+// with a `Link: </hint.css>; rel=preload` header, as servers send it (RFC 8297); any other code
+// with the reason phrase `Interim` and no header.
+void AppendInterimResponse(std::string& out, int status);
+
 // `time` as an RFC 7231 IMF-fixdate, e.g. "Wed, 21 Oct 2015 07:28:00 GMT".
 std::string FormatImfFixdate(std::chrono::system_clock::time_point time);
 

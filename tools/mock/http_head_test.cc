@@ -45,5 +45,18 @@ TEST(AppendHeadStart, FramingAndConnection) {
     EXPECT_EQ(ReasonPhrase(529), "Site Overloaded");
 }
 
+TEST(AppendInterimResponse, ContinueEarlyHintsAndOthers) {
+    std::string out;
+    AppendInterimResponse(out, 100);
+    EXPECT_EQ(out, "HTTP/1.1 100 Continue\r\n\r\n");
+    out.clear();
+    AppendInterimResponse(out, 103);
+    EXPECT_EQ(out, "HTTP/1.1 103 Early Hints\r\nLink: </hint.css>; rel=preload\r\n\r\n");
+    out.clear();
+    AppendInterimResponse(out, 102);
+    AppendInterimResponse(out, 199);
+    EXPECT_EQ(out, "HTTP/1.1 102 Interim\r\n\r\nHTTP/1.1 199 Interim\r\n\r\n");
+}
+
 }  // namespace
 }  // namespace switchyard::mock

@@ -19,6 +19,13 @@ void AppendJsonString(std::string& out, std::string_view text) {
     }
 }
 
+void AppendJsonStringContent(std::string& out, std::string_view text) {
+    const std::size_t start = out.size();
+    AppendJsonString(out, text);
+    out.pop_back();
+    out.erase(start, 1);
+}
+
 std::string_view JsonKindName(boost::json::kind kind) {
     switch (kind) {
         case boost::json::kind::null:

@@ -11,6 +11,10 @@ namespace switchyard::mock {
 // fixed template directly into a reused buffer instead of through a boost::json::value.
 void AppendJsonString(std::string& out, std::string_view text);
 
+// Appends `text` escaped as inside a JSON string, without the quotes, so that a string can be
+// written in pieces.
+void AppendJsonStringContent(std::string& out, std::string_view text);
+
 // "null", "a boolean", "an integer", "a number", "a string", "an array", "an object": the words
 // OpenAI's type errors use for what a request sent.
 std::string_view JsonKindName(boost::json::kind kind);

@@ -56,6 +56,15 @@ void AppendUsageObject(std::string& out, Usage usage) {
                    usage.prompt_tokens + usage.completion_tokens);
 }
 
+// `{"id":...,"object":"chat.completion","created":...,"model":...` of a full completion.
+void AppendCompletionHead(std::string& out, const CompletionIdentity& identity) {
+    out += R"({"id":)";
+    AppendJsonString(out, identity.id);
+    fmt::format_to(std::back_inserter(out), R"(,"object":"chat.completion","created":{},"model":)",
+                   identity.created);
+    AppendJsonString(out, identity.model);
+}
+
 std::string StatusBody(int status, std::string_view model) {
     switch (status) {
         case 400:
@@ -150,6 +159,41 @@ std::string NamedBody(NamedError error, std::string_view model) {
     return StatusBody(500, model);
 }
 
+// The `function` tools of a request and what its `tool_choice` allows.
+ToolChoice ChooseChatTool(const json::object& request) {
+    std::vector<OfferedTool> offered;
+    if (const json::value* tools = request.if_contains("tools"); tools && tools->is_array()) {
+        for (const json::value& tool : tools->get_array()) {
+            const json::value* function =
+                tool.is_object() ? tool.get_object().if_contains("function") : nullptr;
+            if (function == nullptr || !function->is_object()) continue;
+            const json::value* name = function->get_object().if_contains("name");
+            if (name == nullptr || !name->is_string()) continue;
+            offered.push_back(
+                {name->get_string(), function->get_object().if_contains("parameters")});
+        }
+    }
+    ToolMode mode = ToolMode::kAuto;
+    std::string_view forced_name;
+    if (const json::value* choice = request.if_contains("tool_choice")) {
+        if (*choice == "none") {
+            mode = ToolMode::kNone;
+        } else if (*choice == "required") {
+            mode = ToolMode::kAny;
+        } else if (const json::object* named = choice->if_object()) {
+            const json::value* function = named->if_contains("function");
+            const json::value* name = function && function->is_object()
+                                          ? function->get_object().if_contains("name")
+                                          : nullptr;
+            if (name != nullptr && name->is_string()) {
+                mode = ToolMode::kNamed;
+                forced_name = name->get_string();
+            }
+        }
+    }
+    return ChooseTool(offered, mode, forced_name);
+}
+
 }  // namespace
 
 ParsedChatRequest ParseChatRequest(std::string_view body) {
@@ -206,6 +250,7 @@ ParsedChatRequest ParseChatRequest(std::string_view body) {
         result.request.stream = stream->value().is_bool() && stream->value().get_bool();
     }
     result.request.output_schema = OutputSchemaOf(*object);
+    result.request.tools = ChooseChatTool(*object);
     if (const auto options = object->find("stream_options"); options != object->end()) {
         if (const auto* fields = options->value().if_object()) {
             if (const auto usage = fields->find("include_usage"); usage != fields->end()) {
@@ -219,15 +264,20 @@ ParsedChatRequest ParseChatRequest(std::string_view body) {
 
 ReplyText::ReplyText(std::string_view model, std::optional<int> chunks, std::string_view structured)
     : model_(model),
-      structured_(structured),
+      whole_(structured),
+      json_(!structured.empty()),
       numbered_(chunks.has_value()),
       word_count_(!structured.empty() ? 1
                   : chunks            ? *chunks
                                       : 4) {}
 
-void ReplyText::AppendWord(std::string& out, int index) const {
-    if (!structured_.empty()) {
-        out += structured_;
+ReplyText::ReplyText(VerbatimTag, std::string_view whole) : whole_(whole), word_count_(1) {}
+
+ReplyText ReplyText::Verbatim(std::string_view text) { return ReplyText(VerbatimTag{}, text); }
+
+void ReplyText::AppendBareWord(std::string& out, int index) const {
+    if (!whole_.empty()) {
+        out += whole_;
         return;
     }
     if (index > 0) out.push_back(' ');
@@ -252,24 +302,72 @@ void ReplyText::AppendWord(std::string& out, int index) const {
     }
 }
 
+void ReplyText::AppendWord(std::string& out, int index) const {
+    AppendBareWord(out, index);
+    if (index == 0) out.append(pad_, Fill());
+}
+
 void ReplyText::AppendText(std::string& out) const {
     for (int i = 0; i < word_count_; ++i) AppendWord(out, i);
 }
 
+void ReplyText::AppendWordJson(std::string& out, int index) const {
+    std::string word;
+    AppendBareWord(word, index);
+    if (index != 0 || pad_ == 0) {
+        AppendJsonString(out, word);
+        return;
+    }
+    // Room for the rest of the event too, so that it does not copy the padding again.
+    out.reserve(out.size() + word.size() + pad_ + 512);
+    out.push_back('"');
+    AppendJsonStringContent(out, word);
+    out.append(pad_, Fill());  // Neither fill character needs escaping.
+    out.push_back('"');
+}
+
+void ReplyText::AppendTextJson(std::string& out) const {
+    if (word_count_ == 0) {
+        out += R"("")";
+        return;
+    }
+    std::string rest;
+    for (int i = 1; i < word_count_; ++i) AppendBareWord(rest, i);
+    AppendWordJson(out, 0);
+    out.pop_back();
+    AppendJsonStringContent(out, rest);
+    out.push_back('"');
+}
+
 void AppendCompletion(std::string& out, const CompletionIdentity& identity, const ReplyText& reply,
                       Usage usage) {
-    std::string text;
-    reply.AppendText(text);
-    out += R"({"id":)";
-    AppendJsonString(out, identity.id);
-    fmt::format_to(std::back_inserter(out), R"(,"object":"chat.completion","created":{},"model":)",
-                   identity.created);
-    AppendJsonString(out, identity.model);
+    AppendCompletionHead(out, identity);
     out += R"(,"choices":[{"index":0,"message":{"role":"assistant","content":)";
-    AppendJsonString(out, text);
+    reply.AppendTextJson(out);
     out += R"(,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],"usage":)";
     AppendUsageObject(out, usage);
     out += R"(,"service_tier":"default","system_fingerprint":"fp_mock"})";
+}
+
+void AppendToolCallCompletion(std::string& out, const CompletionIdentity& identity,
+                              std::string_view call_id, const ToolCall& call, Usage usage) {
+    AppendCompletionHead(out, identity);
+    out += R"(,"choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[)";
+    out += R"({"id":)";
+    AppendJsonString(out, call_id);
+    out += R"(,"type":"function","function":{"name":)";
+    AppendJsonString(out, call.name);
+    out += R"(,"arguments":)";
+    AppendJsonString(out, call.arguments);
+    out +=
+        R"(}}],"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"tool_calls"}],)";
+    out += R"("usage":)";
+    AppendUsageObject(out, usage);
+    out += R"(,"service_tier":"default","system_fingerprint":"fp_mock"})";
+}
+
+int ToolCallTokens(const ToolCall& call) {
+    return static_cast<int>(ArgumentFragments(call.arguments).size());
 }
 
 ChunkEvents::ChunkEvents(const CompletionIdentity& identity, bool include_usage)
@@ -285,6 +383,10 @@ ChunkEvents::ChunkEvents(const CompletionIdentity& identity, bool include_usage)
 void ChunkEvents::AppendChoice(std::string& out, std::string_view choice) const {
     out += prefix_;
     out += choice;
+    EndChoice(out);
+}
+
+void ChunkEvents::EndChoice(std::string& out) const {
     out += include_usage_ ? ",\"usage\":null}\n\n" : "}\n\n";
 }
 
@@ -294,16 +396,44 @@ void ChunkEvents::AppendRole(std::string& out) const {
 }
 
 void ChunkEvents::AppendWord(std::string& out, const ReplyText& reply, int index) const {
-    std::string word;
-    reply.AppendWord(word, index);
-    std::string choice = R"([{"index":0,"delta":{"content":)";
-    AppendJsonString(choice, word);
-    choice += R"(},"logprobs":null,"finish_reason":null}])";
-    AppendChoice(out, choice);
+    out += prefix_;
+    out += R"([{"index":0,"delta":{"content":)";
+    reply.AppendWordJson(out, index);
+    out += R"(},"logprobs":null,"finish_reason":null}])";
+    EndChoice(out);
 }
 
-void ChunkEvents::AppendFinish(std::string& out) const {
-    AppendChoice(out, R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}])");
+void ChunkEvents::AppendFinish(std::string& out, std::string_view finish_reason) const {
+    out += prefix_;
+    out += R"([{"index":0,"delta":{},"logprobs":null,"finish_reason":)";
+    AppendJsonString(out, finish_reason);
+    out += "}]";
+    EndChoice(out);
+}
+
+// The role chunk of a tool call has no text: content null, as the API sends it.
+void ChunkEvents::AppendToolRole(std::string& out) const {
+    AppendChoice(out, R"([{"index":0,"delta":{"role":"assistant","content":null,"refusal":null},)"
+                      R"("logprobs":null,"finish_reason":null}])");
+}
+
+void ChunkEvents::AppendToolCallStart(std::string& out, std::string_view call_id,
+                                      std::string_view name) const {
+    out += prefix_;
+    out += R"([{"index":0,"delta":{"tool_calls":[{"index":0,"id":)";
+    AppendJsonString(out, call_id);
+    out += R"(,"type":"function","function":{"name":)";
+    AppendJsonString(out, name);
+    out += R"(,"arguments":""}}]},"logprobs":null,"finish_reason":null}])";
+    EndChoice(out);
+}
+
+void ChunkEvents::AppendArgumentsDelta(std::string& out, std::string_view fragment) const {
+    out += prefix_;
+    out += R"([{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":)";
+    AppendJsonString(out, fragment);
+    out += R"(}}]},"logprobs":null,"finish_reason":null}])";
+    EndChoice(out);
 }
 
 void ChunkEvents::AppendUsage(std::string& out, Usage usage) const {
@@ -319,6 +449,60 @@ void ChunkEvents::AppendError(std::string& out, std::string_view envelope) {
     out += "data: ";
     out += envelope;
     out += "\n\n";
+}
+
+ChatStream::ChatStream(const CompletionIdentity& identity, bool include_usage, int prompt_tokens,
+                       const ReplyText& reply)
+    : events_(identity, include_usage),
+      model_(identity.model),
+      prompt_tokens_(prompt_tokens),
+      reply_(&reply) {}
+
+ChatStream::ChatStream(const CompletionIdentity& identity, bool include_usage, int prompt_tokens,
+                       std::string_view call_id, const ToolCall& call)
+    : events_(identity, include_usage),
+      model_(identity.model),
+      prompt_tokens_(prompt_tokens),
+      call_id_(call_id),
+      call_(&call),
+      fragments_(ArgumentFragments(call.arguments)) {}
+
+void ChatStream::AppendOpening(std::string& out, int step) const {
+    if (call_ == nullptr) {
+        events_.AppendRole(out);
+    } else if (step == 0) {
+        events_.AppendToolRole(out);
+    } else {
+        events_.AppendToolCallStart(out, call_id_, call_->name);
+    }
+}
+
+int ChatStream::DeltaCount() const {
+    return call_ != nullptr ? static_cast<int>(fragments_.size()) : reply_->WordCount();
+}
+
+void ChatStream::AppendDelta(std::string& out, int index) const {
+    if (call_ != nullptr) {
+        events_.AppendArgumentsDelta(out, fragments_[static_cast<std::size_t>(index)]);
+    } else {
+        events_.AppendWord(out, *reply_, index);
+    }
+}
+
+void ChatStream::AppendClosing(std::string& out, int step) const {
+    if (step == 0) {
+        events_.AppendFinish(out, call_ != nullptr ? "tool_calls" : "stop");
+    } else if (step == 1 && events_.include_usage()) {
+        events_.AppendUsage(out, {prompt_tokens_, DeltaCount()});
+    } else {
+        ChunkEvents::AppendDone(out);
+    }
+}
+
+void ChatStream::AppendError(std::string& out, int /*deltas_sent*/,
+                             std::optional<NamedError> error) const {
+    const int status = error ? NamedErrorStatus(*error) : 500;
+    ChunkEvents::AppendError(out, ErrorBody(status, error, model_));
 }
 
 bool HasNamedError(NamedError error) {

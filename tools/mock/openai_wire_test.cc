@@ -4,6 +4,8 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
+#include <string>
+#include <vector>
 
 namespace switchyard::mock::openai {
 namespace {
@@ -196,6 +198,202 @@ TEST(ErrorBody, NamedErrorsPickTheBody) {
     EXPECT_EQ(ErrorBody(500, NamedError::kRateLimit, "m"), ErrorBody(429, std::nullopt, "m"));
     // Anthropic's overload error is the status=529 body here too.
     EXPECT_EQ(ErrorBody(529, NamedError::kOverloaded, "m"), ErrorBody(529, std::nullopt, "m"));
+}
+
+ChatRequest ChatWithTools(std::string_view extra) {
+    const auto parsed = ParseChatRequest(
+        std::string(R"({"model":"m","messages":[],"tools":[)"
+                    R"({"type":"function","function":{"name":"first","parameters":)"
+                    R"({"type":"object","properties":{"city":{"type":"string"},)"
+                    R"("unit":{"enum":["c","f"]},"days":{"type":"integer","minimum":3}},)"
+                    R"("required":["city","days"]}}},)"
+                    R"({"type":"custom","custom":{"name":"not_a_function"}},)"
+                    R"({"type":"function","function":{"name":"second"}}])") +
+        std::string(extra) + "}");
+    EXPECT_EQ(parsed.status, 0) << parsed.error_body;
+    return parsed.request;
+}
+
+TEST(ParseChatRequest, ToolsAndToolChoice) {
+    // No tool_choice: the model decides, so only tool_use=1 makes the answer a call.
+    ChatRequest request = ChatWithTools("");
+    ASSERT_TRUE(request.tools.candidate);
+    EXPECT_FALSE(request.tools.forced);
+    EXPECT_EQ(request.tools.Call(false), nullptr);
+    ASSERT_NE(request.tools.Call(true), nullptr);
+    EXPECT_EQ(request.tools.Call(true)->name, "first");
+    // Every required property, each of its type; `unit` is optional.
+    EXPECT_EQ(request.tools.candidate->arguments, R"({"city":"value","days":3})");
+
+    request = ChatWithTools(R"(,"tool_choice":"auto")");
+    EXPECT_EQ(request.tools.Call(false), nullptr);
+    request = ChatWithTools(R"(,"tool_choice":"required")");
+    ASSERT_NE(request.tools.Call(false), nullptr);
+    EXPECT_EQ(request.tools.Call(false)->name, "first");
+    request = ChatWithTools(R"(,"tool_choice":{"type":"function","function":{"name":"second"}})");
+    ASSERT_NE(request.tools.Call(false), nullptr);
+    EXPECT_EQ(request.tools.Call(false)->name, "second");
+    EXPECT_EQ(request.tools.Call(false)->arguments, "{}");  // A tool without parameters.
+    // "none" wins over tool_use=1: the model may not call a tool.
+    request = ChatWithTools(R"(,"tool_choice":"none")");
+    EXPECT_EQ(request.tools.Call(true), nullptr);
+
+    EXPECT_FALSE(
+        ParseChatRequest(R"({"model":"m","messages":[],"tools":[]})").request.tools.candidate);
+    EXPECT_FALSE(ParseChatRequest(R"({"model":"m","messages":[],"tool_choice":"required"})")
+                     .request.tools.candidate);
+}
+
+TEST(AppendToolCallCompletion, MatchesTheChatCompletionObject) {
+    const ToolCall call{"get_weather", R"({"city":"value"})"};
+    std::string body;
+    AppendToolCallCompletion(body, {"chatcmpl-1", 1700000000, "m"}, "call_abc", call,
+                             {7, ToolCallTokens(call)});
+    EXPECT_EQ(body,
+              R"({"id":"chatcmpl-1","object":"chat.completion","created":1700000000,"model":"m",)"
+              R"("choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[)"
+              R"({"id":"call_abc","type":"function","function":{"name":"get_weather",)"
+              R"("arguments":"{\"city\":\"value\"}"}}],"refusal":null,"annotations":[]},)"
+              R"("logprobs":null,"finish_reason":"tool_calls"}],)"
+              R"("usage":{"prompt_tokens":7,"completion_tokens":3,"total_tokens":10},)"
+              R"("service_tier":"default","system_fingerprint":"fp_mock"})");
+}
+
+// Every event of `script` in stream order.
+std::vector<std::string> AllEvents(const StreamScript& script) {
+    std::vector<std::string> events;
+    const auto add = [&events](auto append) {
+        std::string event;
+        append(event);
+        events.push_back(std::move(event));
+    };
+    for (int i = 0; i < script.OpeningCount(); ++i) {
+        add([&](std::string& out) { script.AppendOpening(out, i); });
+    }
+    for (int i = 0; i < script.DeltaCount(); ++i) {
+        add([&](std::string& out) { script.AppendDelta(out, i); });
+    }
+    for (int i = 0; i < script.ClosingCount(); ++i) {
+        add([&](std::string& out) { script.AppendClosing(out, i); });
+    }
+    return events;
+}
+
+json::value DataOf(const std::string& event) {
+    EXPECT_TRUE(event.starts_with("data: ") && event.ends_with("\n\n")) << event;
+    return json::parse(event.substr(6, event.size() - 8));
+}
+
+TEST(ChatStream, ToolCallEvents) {
+    const ToolCall call{"get_weather", R"({"city":"value"})"};
+    const ChatStream script({"chatcmpl-1", 5, "m"}, true, 7, "call_abc", call);
+    const auto events = AllEvents(script);
+    // Role, call start, three argument fragments, finish, usage, [DONE].
+    ASSERT_EQ(events.size(), 8U);
+    EXPECT_EQ(DataOf(events[0]).at("choices").at(0).at("delta"),
+              json::parse(R"({"role":"assistant","content":null,"refusal":null})"));
+    EXPECT_EQ(DataOf(events[1]).at("choices").at(0).at("delta"),
+              json::parse(R"({"tool_calls":[{"index":0,"id":"call_abc","type":"function",)"
+                          R"("function":{"name":"get_weather","arguments":""}}]})"));
+    std::string arguments;
+    for (std::size_t i = 2; i < 5; ++i) {
+        const auto tool_call = DataOf(events[i]).at("choices").at(0).at("delta").at("tool_calls");
+        ASSERT_EQ(tool_call.as_array().size(), 1U);
+        EXPECT_EQ(tool_call.at(0).at("index"), 0);
+        EXPECT_FALSE(tool_call.at(0).as_object().contains("id"));
+        arguments += tool_call.at(0).at("function").at("arguments").as_string();
+    }
+    EXPECT_EQ(arguments, call.arguments);
+    const auto finish = DataOf(events[5]).at("choices").at(0);
+    EXPECT_EQ(finish.at("finish_reason"), "tool_calls");
+    EXPECT_TRUE(finish.at("delta").as_object().empty());
+    EXPECT_EQ(DataOf(events[6]).at("usage").at("completion_tokens"), 3);
+    EXPECT_EQ(events[7], "data: [DONE]\n\n");
+    for (std::size_t i = 0; i < 6; ++i) EXPECT_TRUE(DataOf(events[i]).at("usage").is_null());
+}
+
+TEST(ChatStream, TextEventsAreThoseOfChunkEvents) {
+    const ReplyText reply("m", 2);
+    const ChatStream script({"chatcmpl-1", 5, "m"}, false, 7, reply);
+    const ChunkEvents chunks({"chatcmpl-1", 5, "m"}, false);
+    std::string expected;
+    chunks.AppendRole(expected);
+    chunks.AppendWord(expected, reply, 0);
+    chunks.AppendWord(expected, reply, 1);
+    chunks.AppendFinish(expected);
+    ChunkEvents::AppendDone(expected);
+    std::string all;
+    for (const std::string& event : AllEvents(script)) all += event;
+    EXPECT_EQ(all, expected);
+
+    std::string error;
+    script.AppendError(error, 1, std::nullopt);
+    EXPECT_EQ(DataOf(error).at("error").at("type"), "server_error");
+    error.clear();
+    script.AppendError(error, 1, NamedError::kInsufficientQuota);
+    EXPECT_EQ(DataOf(error).at("error").at("code"), "insufficient_quota");
+}
+
+TEST(ReplyText, PaddingGoesAfterTheFirstWordOnce) {
+    ReplyText reply("m", std::nullopt);
+    reply.Pad(5);
+    std::string text;
+    reply.AppendText(text);
+    EXPECT_EQ(text, "Mockxxxxx reply from m.");
+    std::string word;
+    reply.AppendWord(word, 1);
+    EXPECT_EQ(word, " reply");
+    std::string quoted;
+    reply.AppendTextJson(quoted);
+    EXPECT_EQ(quoted, R"("Mockxxxxx reply from m.")");
+    quoted.clear();
+    reply.AppendWordJson(quoted, 0);
+    EXPECT_EQ(quoted, R"("Mockxxxxx")");
+
+    // A JSON document is padded with blanks, which keep it valid JSON.
+    ReplyText structured("m", std::nullopt, R"({"a":"\"q\""})");
+    structured.Pad(3);
+    text.clear();
+    structured.AppendText(text);
+    EXPECT_EQ(text, R"({"a":"\"q\""}   )");
+    EXPECT_EQ(json::parse(text), json::parse(R"({"a":"\"q\""})"));
+    quoted.clear();
+    structured.AppendTextJson(quoted);
+    EXPECT_EQ(json::parse(quoted).as_string(), text);
+
+    ReplyText empty("m", 0);
+    empty.Pad(10);
+    quoted.clear();
+    empty.AppendTextJson(quoted);
+    EXPECT_EQ(quoted, R"("")");
+}
+
+TEST(ReplyText, JsonFormsMatchThePlainText) {
+    for (const std::optional<int> chunks : {std::optional<int>(), std::optional<int>(0),
+                                            std::optional<int>(1), std::optional<int>(3)}) {
+        const ReplyText reply("m\"\\x", chunks);
+        std::string text;
+        reply.AppendText(text);
+        std::string quoted;
+        reply.AppendTextJson(quoted);
+        EXPECT_EQ(json::parse(quoted).as_string(), text);
+    }
+    std::string text;
+    ReplyText::Verbatim("Late reply from m.").AppendText(text);
+    EXPECT_EQ(text, "Late reply from m.");
+    EXPECT_EQ(ReplyText::Verbatim("x y").WordCount(), 1);
+}
+
+TEST(AppendCompletion, PaddingGrowsTheBodyByItsLength) {
+    ReplyText reply("m", std::nullopt);
+    std::string plain;
+    AppendCompletion(plain, {"chatcmpl-1", 5, "m"}, reply, {1, 4});
+    reply.Pad(1000);
+    std::string padded;
+    AppendCompletion(padded, {"chatcmpl-1", 5, "m"}, reply, {1, 4});
+    EXPECT_EQ(padded.size(), plain.size() + 1000);
+    EXPECT_EQ(json::parse(padded).at("choices").at(0).at("message").at("content").as_string(),
+              "Mock" + std::string(1000, 'x') + " reply from m.");
 }
 
 }  // namespace

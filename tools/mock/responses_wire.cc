@@ -216,21 +216,41 @@ void ReadEcho(const json::object& object, ResponsesRequest& request) {
     }
     if (const auto* value = field("tools"); value && value->is_array()) {
         echo.tools = json::serialize(*value);
-        for (const auto& tool : value->get_array()) {
-            const auto* fields = tool.if_object();
+    }
+}
+
+// The `function` tools of a request and what its `tool_choice` allows.
+ToolChoice ChooseResponsesTool(const json::object& object) {
+    std::vector<OfferedTool> offered;
+    if (const json::value* tools = object.if_contains("tools"); tools && tools->is_array()) {
+        for (const json::value& tool : tools->get_array()) {
+            const json::object* fields = tool.if_object();
             if (fields == nullptr) continue;
-            const auto type = fields->find("type");
-            const auto name = fields->find("name");
-            if (type == fields->end() || !type->value().is_string() ||
-                type->value().get_string() != "function" || name == fields->end() ||
-                !name->value().is_string()) {
+            const json::value* type = fields->if_contains("type");
+            const json::value* name = fields->if_contains("name");
+            if (type == nullptr || *type != "function" || name == nullptr || !name->is_string()) {
                 continue;
             }
-            const auto& text = name->value().get_string();
-            request.tool_name.assign(text.data(), text.size());
-            break;
+            offered.push_back({name->get_string(), fields->if_contains("parameters")});
         }
     }
+    ToolMode mode = ToolMode::kAuto;
+    std::string_view forced_name;
+    if (const json::value* choice = object.if_contains("tool_choice")) {
+        if (*choice == "none") {
+            mode = ToolMode::kNone;
+        } else if (*choice == "required") {
+            mode = ToolMode::kAny;
+        } else if (const json::object* named = choice->if_object()) {
+            const json::value* type = named->if_contains("type");
+            const json::value* name = named->if_contains("name");
+            if (type != nullptr && *type == "function" && name != nullptr && name->is_string()) {
+                mode = ToolMode::kNamed;
+                forced_name = name->get_string();
+            }
+        }
+    }
+    return ChooseTool(offered, mode, forced_name);
 }
 
 void AppendUsage(std::string& out, int input_tokens, int output_tokens) {
@@ -241,9 +261,14 @@ void AppendUsage(std::string& out, int input_tokens, int output_tokens) {
                    input_tokens, output_tokens, input_tokens + output_tokens);
 }
 
-void AppendTextPart(std::string& out, std::string_view text) {
+// An output_text part holding the whole reply, or nothing (`reply` null).
+void AppendTextPart(std::string& out, const ReplyText* reply) {
     out += R"({"type":"output_text","text":)";
-    AppendJsonString(out, text);
+    if (reply != nullptr) {
+        reply->AppendTextJson(out);
+    } else {
+        out += R"("")";
+    }
     out += R"(,"annotations":[],"logprobs":[]})";
 }
 
@@ -258,7 +283,7 @@ void AppendItem(std::string& out, const Response& response, bool done) {
         out += R"(,"name":)";
         AppendJsonString(out, call.name);
         out += R"(,"arguments":)";
-        AppendJsonString(out, done ? kArguments : std::string_view());
+        AppendJsonString(out, done ? call.arguments : std::string_view());
         out += done ? R"(,"status":"completed"})" : R"(,"status":"in_progress"})";
         return;
     }
@@ -266,11 +291,7 @@ void AppendItem(std::string& out, const Response& response, bool done) {
     AppendJsonString(out, response.message_id);
     out += done ? R"(,"status":"completed")" : R"(,"status":"in_progress")";
     out += R"(,"role":"assistant","content":[)";
-    if (done) {
-        std::string text;
-        response.reply->AppendText(text);
-        AppendTextPart(out, text);
-    }
+    if (done) AppendTextPart(out, response.reply);
     out += "]}";
 }
 
@@ -369,13 +390,14 @@ ParsedResponsesRequest ParseResponsesRequest(std::string_view body) {
     }
 
     ReadEcho(*object, request);
+    request.tools = ChooseResponsesTool(*object);
     request.input_tokens =
         static_cast<int>(std::clamp<std::int64_t>(request.input_chars / 4, 1, 1 << 30));
     return result;
 }
 
 int Response::OutputTokens() const {
-    if (call) return kFunctionCallOutputTokens;
+    if (call) return static_cast<int>(ArgumentFragments(call->arguments).size());
     return reply != nullptr ? reply->WordCount() : 0;
 }
 
@@ -383,37 +405,41 @@ void AppendResponse(std::string& out, const Response& response) {
     AppendResponseObject(out, response, true);
 }
 
-void ResponseEvents::Begin(std::string& out, std::string_view type) {
+ResponseEvents::ResponseEvents(const Response& response) : response_(response) {
+    if (response.call) fragments_ = ArgumentFragments(response.call->arguments);
+}
+
+void ResponseEvents::Begin(std::string& out, std::string_view type, int sequence_number) {
     out += "event: ";
     out += type;
     out += "\ndata: {\"type\":\"";
     out += type;
-    fmt::format_to(std::back_inserter(out), "\",\"sequence_number\":{}", sequence_++);
+    fmt::format_to(std::back_inserter(out), "\",\"sequence_number\":{}", sequence_number);
 }
 
 void ResponseEvents::End(std::string& out) { out += "}\n\n"; }
 
 int ResponseEvents::OpeningCount() const { return response_.call ? 3 : 4; }
 
-void ResponseEvents::AppendOpening(std::string& out, int step) {
+void ResponseEvents::AppendOpening(std::string& out, int step) const {
     switch (step) {
         case 0:
         case 1:
-            Begin(out, step == 0 ? "response.created" : "response.in_progress");
+            Begin(out, step == 0 ? "response.created" : "response.in_progress", step);
             out += R"(,"response":)";
             AppendResponseObject(out, response_, false);
             break;
         case 2:
-            Begin(out, "response.output_item.added");
+            Begin(out, "response.output_item.added", step);
             out += R"(,"output_index":0,"item":)";
             AppendItem(out, response_, false);
             break;
         default:
-            Begin(out, "response.content_part.added");
+            Begin(out, "response.content_part.added", step);
             out += R"(,"item_id":)";
             AppendJsonString(out, response_.message_id);
             out += R"(,"output_index":0,"content_index":0,"part":)";
-            AppendTextPart(out, "");
+            AppendTextPart(out, nullptr);
             break;
     }
     End(out);
@@ -421,74 +447,76 @@ void ResponseEvents::AppendOpening(std::string& out, int step) {
 
 int ResponseEvents::DeltaCount() const { return response_.OutputTokens(); }
 
-void ResponseEvents::AppendDelta(std::string& out, int index) {
+void ResponseEvents::AppendDelta(std::string& out, int index) const {
+    const int sequence_number = OpeningCount() + index;
     if (response_.call) {
-        Begin(out, "response.function_call_arguments.delta");
+        Begin(out, "response.function_call_arguments.delta", sequence_number);
         out += R"(,"item_id":)";
         AppendJsonString(out, response_.call->id);
         out += R"(,"output_index":0,"delta":)";
-        AppendJsonString(out, kArgumentFragments[static_cast<std::size_t>(index)]);
+        AppendJsonString(out, fragments_[static_cast<std::size_t>(index)]);
         End(out);
         return;
     }
-    std::string word;
-    response_.reply->AppendWord(word, index);
-    Begin(out, "response.output_text.delta");
+    Begin(out, "response.output_text.delta", sequence_number);
     out += R"(,"item_id":)";
     AppendJsonString(out, response_.message_id);
     out += R"(,"output_index":0,"content_index":0,"delta":)";
-    AppendJsonString(out, word);
+    response_.reply->AppendWordJson(out, index);
     out += R"(,"logprobs":[])";
     End(out);
 }
 
 int ResponseEvents::ClosingCount() const { return response_.call ? 3 : 4; }
 
-void ResponseEvents::AppendClosing(std::string& out, int step) {
+void ResponseEvents::AppendClosing(std::string& out, int step) const {
+    const int sequence_number = OpeningCount() + DeltaCount() + step;
     // Both sequences end with output_item.done and response.completed.
     const int from_end = ClosingCount() - step;
     if (from_end == 2) {
-        Begin(out, "response.output_item.done");
+        Begin(out, "response.output_item.done", sequence_number);
         out += R"(,"output_index":0,"item":)";
         AppendItem(out, response_, true);
     } else if (from_end == 1) {
-        Begin(out, "response.completed");
+        Begin(out, "response.completed", sequence_number);
         out += R"(,"response":)";
         AppendResponseObject(out, response_, true);
     } else if (response_.call) {
-        Begin(out, "response.function_call_arguments.done");
+        Begin(out, "response.function_call_arguments.done", sequence_number);
         out += R"(,"item_id":)";
         AppendJsonString(out, response_.call->id);
         out += R"(,"name":)";
         AppendJsonString(out, response_.call->name);
         out += R"(,"output_index":0,"arguments":)";
-        AppendJsonString(out, kArguments);
+        AppendJsonString(out, response_.call->arguments);
     } else {
-        std::string text;
-        response_.reply->AppendText(text);
-        Begin(out, step == 0 ? "response.output_text.done" : "response.content_part.done");
+        Begin(out, step == 0 ? "response.output_text.done" : "response.content_part.done",
+              sequence_number);
         out += R"(,"item_id":)";
         AppendJsonString(out, response_.message_id);
         out += R"(,"output_index":0,"content_index":0,)";
         if (step == 0) {
             out += R"("text":)";
-            AppendJsonString(out, text);
+            response_.reply->AppendTextJson(out);
             out += R"(,"logprobs":[])";
         } else {
             out += R"("part":)";
-            AppendTextPart(out, text);
+            AppendTextPart(out, response_.reply);
         }
     }
     End(out);
 }
 
-void ResponseEvents::AppendError(std::string& out, std::string_view code,
-                                 std::string_view message) {
-    Begin(out, "error");
+void ResponseEvents::AppendError(std::string& out, int deltas_sent,
+                                 std::optional<NamedError> error) const {
+    const int status = error ? NamedErrorStatus(*error) : 500;
+    const StreamError stream_error =
+        StreamErrorOf(openai::ErrorBody(status, error, response_.model));
+    Begin(out, "error", OpeningCount() + deltas_sent);
     out += R"(,"code":)";
-    AppendJsonString(out, code);
+    AppendJsonString(out, stream_error.code);
     out += R"(,"message":)";
-    AppendJsonString(out, message);
+    AppendJsonString(out, stream_error.message);
     out += R"(,"param":null)";
     End(out);
 }

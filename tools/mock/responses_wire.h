@@ -1,12 +1,14 @@
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "openai_wire.h"
+#include "stream_script.h"
+#include "tool_call.h"
 
 // Bodies of OpenAI's Responses API (POST /v1/responses), stateless subset, as the mock provider
 // sends them: request parsing, the `response` object and the SSE events of a streamed response.
@@ -39,7 +41,9 @@ struct ResponsesRequest final {
     std::int64_t input_chars = 0;
     int input_tokens = 1;                // usage.input_tokens: input_chars / 4, at least 1.
     std::int64_t max_output_tokens = 0;  // When a positive integer; 0 otherwise.
-    std::string tool_name;  // Name of the first `function` tool of `tools`; empty without one.
+    // The `function` tools and `tool_choice` ("none", "auto", "required", or
+    // {"type":"function","name":...}).
+    ToolChoice tools;
     Echo echo;
 };
 
@@ -57,19 +61,13 @@ struct ParsedResponsesRequest final {
 // responses); `instructions` a string or null; `stream` a boolean or null.
 ParsedResponsesRequest ParseResponsesRequest(std::string_view body);
 
-// The function call the mock answers with under `tool_use=1`: arguments {"query":"mock"}.
+// A function call output item.
 struct FunctionCall final {
     std::string_view id;       // "fc_..."
     std::string_view call_id;  // "call_..."
     std::string_view name;
+    std::string_view arguments;  // JSON text.
 };
-
-// The streamed argument fragments, in order; together kArguments.
-inline constexpr std::array<std::string_view, 3> kArgumentFragments = {R"({"query":)", R"("mock")",
-                                                                       "}"};
-inline constexpr std::string_view kArguments = R"({"query":"mock"})";
-// Output tokens reported for a function call: one per fragment.
-inline constexpr int kFunctionCallOutputTokens = static_cast<int>(kArgumentFragments.size());
 
 // One response and its single output item: a message `message_id` holding `reply`'s text, or, when
 // `call` is set, that function call. Views must outlive the Response.
@@ -83,7 +81,7 @@ struct Response final {
     const ReplyText* reply = nullptr;
     std::optional<FunctionCall> call;
 
-    // The word count, or kFunctionCallOutputTokens for a function call.
+    // The word count, or for a function call the number of its argument fragments.
     int OutputTokens() const;
 };
 
@@ -91,39 +89,40 @@ struct Response final {
 // and usage.
 void AppendResponse(std::string& out, const Response& response);
 
-// Builds the SSE events of one streamed response, each `event: TYPE\ndata: {"type":TYPE,
+// The SSE events of one streamed response, each `event: TYPE\ndata: {"type":TYPE,
 // "sequence_number":N,...}\n\n` with N counting from 0 across the stream, in this order:
 //   opening: response.created, response.in_progress, response.output_item.added, and for a
 //            message response.content_part.added;
 //   deltas:  response.output_text.delta per word, or response.function_call_arguments.delta per
-//            argument fragment;
+//            argument fragment (ArgumentFragments);
 //   closing: for a message response.output_text.done, response.content_part.done; for a function
 //            call response.function_call_arguments.done; then response.output_item.done and
 //            response.completed.
-// Sequence numbers follow the order of the Append calls, so call them in stream order.
-class ResponseEvents final {
+// An event's sequence number is its position in that order; the error event takes the number of
+// the delta it replaces. Refers to `response`.
+class ResponseEvents final : public StreamScript {
   public:
-    explicit ResponseEvents(const Response& response) : response_(response) {}
+    explicit ResponseEvents(const Response& response);
 
-    int OpeningCount() const;
-    void AppendOpening(std::string& out, int step);
-    int DeltaCount() const;
-    void AppendDelta(std::string& out, int index);
-    int ClosingCount() const;
-    void AppendClosing(std::string& out, int step);
+    int OpeningCount() const override;
+    void AppendOpening(std::string& out, int step) const override;
+    int DeltaCount() const override;
+    void AppendDelta(std::string& out, int index) const override;
+    int ClosingCount() const override;
+    void AppendClosing(std::string& out, int step) const override;
 
-    // An `error` event: {"type":"error","sequence_number":N,"code":...,"message":...,"param":null}.
-    void AppendError(std::string& out, std::string_view code, std::string_view message);
-
-    int next_sequence_number() const { return sequence_; }
+    // An `error` event: {"type":"error","sequence_number":N,"code":...,"message":...,"param":null},
+    // code and message from the named error's body (StreamErrorOf), by default server_error's.
+    void AppendError(std::string& out, int deltas_sent,
+                     std::optional<NamedError> error) const override;
 
   private:
     // `event: TYPE\ndata: {"type":TYPE,"sequence_number":N` — the caller closes the object.
-    void Begin(std::string& out, std::string_view type);
+    static void Begin(std::string& out, std::string_view type, int sequence_number);
     static void End(std::string& out);
 
     const Response& response_;
-    int sequence_ = 0;
+    std::vector<std::string_view> fragments_;  // Of a function call's arguments.
 };
 
 // The `code` and `message` of an in-stream error event, taken from an error body (OpenAI's

@@ -63,7 +63,10 @@ TEST(ParseResponsesRequest, ReadsTheFieldsTheMockActsOn) {
     EXPECT_EQ(request.input_chars, 4 + 8 + 4 + 2 + 2 + 2);
     EXPECT_EQ(request.input_tokens, 5);
     EXPECT_EQ(request.max_output_tokens, 64);
-    EXPECT_EQ(request.tool_name, "lookup");  // The first *function* tool.
+    ASSERT_TRUE(request.tools.candidate);
+    EXPECT_EQ(request.tools.candidate->name, "lookup");  // The first *function* tool.
+    EXPECT_EQ(request.tools.candidate->arguments, "{}");
+    EXPECT_FALSE(request.tools.forced);
     EXPECT_EQ(request.echo.instructions, R"("1234")");
     EXPECT_EQ(request.echo.max_output_tokens, "64");
     EXPECT_EQ(request.echo.temperature, "0.5");
@@ -79,9 +82,33 @@ TEST(ParseResponsesRequest, StringInputAndDefaults) {
     EXPECT_FALSE(parsed.request.stream);
     EXPECT_EQ(parsed.request.input_tokens, 1);
     EXPECT_EQ(parsed.request.max_output_tokens, 0);
-    EXPECT_TRUE(parsed.request.tool_name.empty());
+    EXPECT_FALSE(parsed.request.tools.candidate);
     EXPECT_EQ(parsed.request.echo.instructions, "null");
     EXPECT_EQ(parsed.request.echo.tools, "[]");
+}
+
+TEST(ParseResponsesRequest, ToolChoiceForcesACall) {
+    const auto tools_with = [](std::string_view choice) {
+        const auto parsed =
+            Parse(std::string(R"({"model":"m","input":"x","tools":[{"type":"web_search"},)"
+                              R"({"type":"function","name":"a","parameters":{"type":"object",)"
+                              R"("properties":{"when":{"type":"string","format":"date"}}}},)"
+                              R"({"type":"function","name":"b"}])") +
+                  std::string(choice) + "}");
+        EXPECT_EQ(parsed.status, 0) << parsed.error_body;
+        return parsed.request.tools;
+    };
+    EXPECT_EQ(tools_with("").Call(false), nullptr);
+    ASSERT_NE(tools_with("").Call(true), nullptr);
+    EXPECT_EQ(tools_with("").Call(true)->arguments, R"({"when":"2024-01-01"})");
+    const ToolChoice required = tools_with(R"(,"tool_choice":"required")");
+    ASSERT_NE(required.Call(false), nullptr);
+    EXPECT_EQ(required.Call(false)->name, "a");
+    const ToolChoice named = tools_with(R"(,"tool_choice":{"type":"function","name":"b"})");
+    ASSERT_NE(named.Call(false), nullptr);
+    EXPECT_EQ(named.Call(false)->name, "b");
+    EXPECT_EQ(tools_with(R"(,"tool_choice":"none")").Call(true), nullptr);
+    EXPECT_EQ(tools_with(R"(,"tool_choice":"auto")").Call(false), nullptr);
 }
 
 TEST(ParseResponsesRequest, RejectsInvalidBodiesWithOpenAiEnvelopes) {
@@ -183,9 +210,11 @@ TEST(AppendResponse, TextAnswer) {
         R"({"reasoning_tokens":0},"total_tokens":11},"metadata":{}})");
 }
 
+constexpr std::string_view kArguments = R"({"query":"value"})";
+
 TEST(AppendResponse, FunctionCallAnswer) {
     Fixture f;
-    f.response.call = FunctionCall{"fc_1", "call_1", "lookup"};
+    f.response.call = FunctionCall{"fc_1", "call_1", "lookup", kArguments};
     std::string body;
     AppendResponse(body, f.response);
     const json::value answer = json::parse(body);
@@ -193,9 +222,9 @@ TEST(AppendResponse, FunctionCallAnswer) {
     ASSERT_EQ(output.size(), 1U);
     EXPECT_EQ(json::serialize(output[0]),
               R"({"type":"function_call","id":"fc_1","call_id":"call_1","name":"lookup",)"
-              R"("arguments":"{\"query\":\"mock\"}","status":"completed"})");
-    EXPECT_EQ(answer.at("usage").at("output_tokens"), kFunctionCallOutputTokens);
-    EXPECT_EQ(answer.at("usage").at("total_tokens"), 7 + kFunctionCallOutputTokens);
+              R"("arguments":"{\"query\":\"value\"}","status":"completed"})");
+    EXPECT_EQ(answer.at("usage").at("output_tokens"), 3);  // One per argument fragment.
+    EXPECT_EQ(answer.at("usage").at("total_tokens"), 7 + 3);
 }
 
 TEST(ResponseEvents, TextStream) {
@@ -219,7 +248,6 @@ TEST(ResponseEvents, TextStream) {
     for (std::size_t i = 0; i < parsed.size(); ++i) {
         EXPECT_EQ(parsed[i].second.at("sequence_number"), static_cast<std::int64_t>(i));
     }
-    EXPECT_EQ(events.next_sequence_number(), 10);
     // The data line starts with type and sequence_number, byte for byte.
     EXPECT_TRUE(
         out.starts_with("event: response.created\ndata: {\"type\":\"response.created\","
@@ -260,11 +288,11 @@ TEST(ResponseEvents, TextStream) {
 
 TEST(ResponseEvents, FunctionCallStream) {
     Fixture f;
-    f.response.call = FunctionCall{"fc_1", "call_1", "lookup"};
+    f.response.call = FunctionCall{"fc_1", "call_1", "lookup", kArguments};
     ResponseEvents events(f.response);
     std::string out;
     for (int i = 0; i < events.OpeningCount(); ++i) events.AppendOpening(out, i);
-    ASSERT_EQ(events.DeltaCount(), kFunctionCallOutputTokens);
+    ASSERT_EQ(events.DeltaCount(), 3);
     for (int i = 0; i < events.DeltaCount(); ++i) events.AppendDelta(out, i);
     for (int i = 0; i < events.ClosingCount(); ++i) events.AppendClosing(out, i);
     const auto parsed = Events(out);
@@ -290,22 +318,39 @@ TEST(ResponseEvents, FunctionCallStream) {
     EXPECT_EQ(json::serialize(parsed[6].second),
               R"({"type":"response.function_call_arguments.done","sequence_number":6,)"
               R"("item_id":"fc_1","name":"lookup","output_index":0,)"
-              R"("arguments":"{\"query\":\"mock\"}"})");
+              R"("arguments":"{\"query\":\"value\"}"})");
     EXPECT_EQ(Text(parsed[7].second.at("item").at("arguments")), kArguments);
     EXPECT_EQ(parsed[8].second.at("response").at("output").at(0).at("type"), "function_call");
 }
 
-TEST(ResponseEvents, ErrorEventContinuesTheSequence) {
+TEST(ResponseEvents, ErrorEventTakesTheNumberOfTheDeltaItReplaces) {
     Fixture f;
-    ResponseEvents events(f.response);
+    const ResponseEvents events(f.response);
     std::string out;
-    events.AppendOpening(out, 0);
-    events.AppendOpening(out, 1);
-    out.clear();
-    events.AppendError(out, "server_is_overloaded", "Busy.");
+    events.AppendError(out, 0, NamedError::kServerOverloaded);
     EXPECT_EQ(out,
-              "event: error\ndata: {\"type\":\"error\",\"sequence_number\":2,"
-              "\"code\":\"server_is_overloaded\",\"message\":\"Busy.\",\"param\":null}\n\n");
+              "event: error\ndata: {\"type\":\"error\",\"sequence_number\":4,"
+              "\"code\":\"server_is_overloaded\",\"message\":\"Our servers are currently "
+              "overloaded. Please try again later.\",\"param\":null}\n\n");
+    out.clear();
+    events.AppendError(out, 2, std::nullopt);  // After two deltas: server_error's.
+    const auto parsed = Events(out);
+    ASSERT_EQ(parsed.size(), 1U);
+    EXPECT_EQ(parsed[0].second.at("sequence_number"), 6);
+    EXPECT_EQ(parsed[0].second.at("code"), "server_error");
+}
+
+TEST(ResponseEvents, EventsArePureFunctionsOfTheirPosition) {
+    Fixture f;
+    const ResponseEvents events(f.response);
+    std::string first;
+    std::string again;
+    events.AppendDelta(first, 1);
+    events.AppendOpening(again, 0);
+    again.clear();
+    events.AppendDelta(again, 1);
+    EXPECT_EQ(first, again);
+    EXPECT_NE(first.find("\"sequence_number\":5,"), std::string::npos) << first;
 }
 
 TEST(StreamErrorOf, CodeElseTypeAndMessage) {

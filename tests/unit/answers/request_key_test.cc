@@ -16,6 +16,21 @@ TEST(RequestKeyTest, OneNumberHasOneSpelling) {
     EXPECT_EQ(CanonicalJson(R"({"t":1.0})"), CanonicalJson(R"({"t":1})"));
     EXPECT_EQ(CanonicalJson(R"({"t":1e0})"), CanonicalJson(R"({"t":1})"));
     EXPECT_NE(CanonicalJson(R"({"t":0.5})"), CanonicalJson(R"({"t":1})"));
+    EXPECT_EQ(CanonicalJson(R"({"t":1e17})"), CanonicalJson(R"({"t":100000000000000000})"));
+}
+
+TEST(RequestKeyTest, IntegersBeyondADoubleKeepTheirDigits) {
+    // A seed of 2^53 + 1 is another request than one of 2^53 (a double cannot tell them apart).
+    EXPECT_NE(CanonicalJson(R"({"seed":9007199254740993})"),
+              CanonicalJson(R"({"seed":9007199254740992})"));
+    EXPECT_EQ(CanonicalJson(R"({"seed":9007199254740993})"), R"({"seed":9007199254740993})");
+    EXPECT_EQ(CanonicalJson(R"({"seed":18446744073709551615})"),
+              R"({"seed":18446744073709551615})");
+}
+
+TEST(RequestKeyTest, NumbersBeyondADoubleAreNoJsonToKey) {
+    EXPECT_EQ(CanonicalJson(R"({"t":1e400})"), std::nullopt);
+    EXPECT_EQ(CanonicalJson(R"({"t":0e777})"), CanonicalJson(R"({"t":0})"));
 }
 
 TEST(RequestKeyTest, TheCacheKeySeparatesGroupsRoutesScopesAndAnythingAsked) {

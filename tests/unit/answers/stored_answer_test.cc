@@ -27,6 +27,31 @@ TEST(StoredAnswerTest, DecodeRefusesWhatIsNoEncodedAnswer) {
     EXPECT_FALSE(Decode("abc 0 0\n"));
 }
 
+TEST(StoredAnswerTest, AnAnswerFromAStoreThatCouldSplitAResponseIsRefused) {
+    auto encoded = [](unsigned status, std::string headers) {
+        StoredAnswer answer;
+        answer.status = status;
+        answer.headers = std::move(headers);
+        answer.body = "{}";
+        return Encode(answer);
+    };
+    EXPECT_TRUE(Decode(encoded(200, "Content-Type: application/json\r\nx-a:\tb\r\n")));
+    EXPECT_TRUE(Decode(encoded(429, "")));
+    // An interim status would leave the real answer's place open.
+    EXPECT_FALSE(Decode(encoded(100, "")));
+    EXPECT_FALSE(Decode(encoded(199, "")));
+    // Header lines that would split or reframe the response.
+    EXPECT_FALSE(Decode(encoded(200, "x-a: b\r\n\r\nHTTP/1.1 200 OK\r\n")));
+    EXPECT_FALSE(Decode(encoded(200, "x-a: b\nx-b: c\r\n")));
+    EXPECT_FALSE(Decode(encoded(200, "x-a: b\rx-b: c\r\n")));
+    EXPECT_FALSE(Decode(encoded(200, "x-a: b")));  // no line end
+    EXPECT_FALSE(Decode(encoded(200, "Content-Length: 5\r\n")));
+    EXPECT_FALSE(Decode(encoded(200, "transfer-encoding: chunked\r\n")));
+    EXPECT_FALSE(Decode(encoded(200, "bad name: x\r\n")));
+    EXPECT_FALSE(Decode(encoded(200, ": x\r\n")));
+    EXPECT_FALSE(Decode(encoded(200, std::string("x-a: b\0c\r\n", 10))));
+}
+
 TEST(StoredAnswerTest, ACaptureKeepsTheFirstAnswerWithinItsLimit) {
     AnswerCapture whole(100);
     whole.Whole(200, "A: b\r\n", "{}");

@@ -126,6 +126,18 @@ TEST(ClientKeyStateTest, TpmCountsTheEstimateAndSettlesToTheReportedUsage) {
     EXPECT_EQ(key.Admit(300, kT0 + milliseconds(3), kWall).refusal, KeyRefusal::kNone);
 }
 
+TEST(ClientKeyStateTest, ARequestLargerThanTheWholeTpmIsRefusedEvenOnAnEmptyWindow) {
+    config::ClientKey policy = Key("k", "x");
+    policy.tpm = 1000;
+    ClientKeyState key(policy, true);
+    const KeyAdmission refused = key.Admit(1001, kT0, kWall);
+    EXPECT_EQ(refused.refusal, KeyRefusal::kTooLarge);
+    EXPECT_EQ(key.Snapshot(kT0, kWall).tokens_last_minute, 0);  // counted for nothing
+    EXPECT_EQ(key.Snapshot(kT0, kWall).requests_last_minute, 0);
+    // The whole limit still fits.
+    EXPECT_EQ(key.Admit(1000, kT0 + milliseconds(1), kWall).refusal, KeyRefusal::kNone);
+}
+
 TEST(ClientKeyStateTest, AKeyWithoutLimitsStillReportsItsUsage) {
     ClientKeyState key(Key("k", "x"), true);  // no rpm, no tpm
     const KeyAdmission first = key.Admit(1'000'000, kT0, kWall);

@@ -25,8 +25,8 @@ packages=(
     chromium fonts-dejavu-core
     # The simulator's evidence plots (docs/evidence/).
     gnuplot-nox
-    # JSON Schema validation of structured output (docs/answers.md#output-validation).
-    libvalijson-dev
+    # The regular expressions of JSON Schema validation (docs/answers.md#output-validation).
+    libre2-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -41,6 +41,13 @@ std::optional<ClientKeyProblem> ValidateKeyText(std::string_view key) {
 }
 
 std::vector<ClientKeyProblem> ValidateClientKey(const ClientKey& key, const Config& config) {
+    return ValidateClientKey(
+        key, config, [&](std::string_view name) { return config.FindGroup(name) != nullptr; });
+}
+
+std::vector<ClientKeyProblem> ValidateClientKey(
+    const ClientKey& key, const Config& config,
+    const std::function<bool(std::string_view)>& has_group) {
     std::vector<ClientKeyProblem> problems;
     if (!core::IsSafeName(key.name)) {
         problems.push_back({"name", fmt::format("'name' must be 1 to {} visible ASCII characters "
@@ -61,7 +68,7 @@ std::vector<ClientKeyProblem> ValidateClientKey(const ClientKey& key, const Conf
         problems.push_back({"monthly_budget", "'monthly_budget' must be a number >= 0"});
     }
     for (const std::string& group : key.models) {
-        if (config.FindGroup(group) == nullptr) {
+        if (!has_group(group)) {
             problems.push_back(
                 {"models", "'models' names unknown model group '" + core::Printable(group) + "'"});
         }

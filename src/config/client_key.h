@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,5 +43,10 @@ std::optional<ClientKeyProblem> ValidateKeyText(std::string_view key);
 //  - lane_name: names a lane of `config.limits` (`lane` is not read: it follows from the name).
 // What needs more than one key (unique names and hashes) is the caller's.
 std::vector<ClientKeyProblem> ValidateClientKey(const ClientKey& key, const Config& config);
+// The same, with `has_group` telling whether a model group of that name exists: the loader passes
+// an index, so that many keys naming many groups are checked in n log n rather than n².
+std::vector<ClientKeyProblem> ValidateClientKey(
+    const ClientKey& key, const Config& config,
+    const std::function<bool(std::string_view)>& has_group);
 
 }  // namespace switchyard::config

@@ -7,14 +7,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <set>
-#include <sstream>
 
 #include "config/client_key.h"
+#include "config/yaml_limits.h"
 #include "core/json.h"
 #include "core/names.h"
 #include "core/sha256.h"
@@ -23,6 +25,46 @@ namespace switchyard::config {
 namespace {
 
 constexpr std::string_view kEnvPrefix = "os.environ/";
+
+// RFC 9110 section 5.5: a field value never holds CR, LF or NUL (a CR or LF ends the field, and
+// what follows would go out as a header of its own), and its grammar has no other control
+// character (HTAB aside, which no setting here needs).
+bool HasControlCharacter(std::string_view text) {
+    return std::any_of(text.begin(), text.end(), [](char c) {
+        const auto byte = static_cast<unsigned char>(c);
+        return byte < 0x20 || byte == 0x7f;
+    });
+}
+
+// RFC 9110 section 5.6.2: a field name is a token.
+bool IsHeaderName(std::string_view name) {
+    constexpr std::string_view kPunctuation = "!#$%&'*+-.^_`|~";
+    return !name.empty() && std::all_of(name.begin(), name.end(), [&](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               kPunctuation.find(c) != std::string_view::npos;
+    });
+}
+
+bool IsVisibleAscii(std::string_view text) {
+    return std::all_of(text.begin(), text.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+}
+
+// A regular file that opens for reading. Anything else is refused before it is opened: a FIFO
+// would block `switchyard check` in open(), a device such as /dev/zero never ends.
+bool IsReadableFile(const std::string& path) {
+    std::error_code ec;
+    return std::filesystem::is_regular_file(path, ec) && std::ifstream(path).good();
+}
+
+// Whether a scalar is a whole number too large for 64 bits (out of range, not "not an integer").
+bool IsHugeInteger(const YAML::Node& node) {
+    try {
+        const double value = node.as<double>();
+        return std::isfinite(value) && std::floor(value) == value && std::fabs(value) >= 9.2e18;
+    } catch (const YAML::Exception&) {
+        return false;
+    }
+}
 
 // Walks a YAML document and collects every problem with its line instead of stopping at the
 // first one.
@@ -85,8 +127,13 @@ class Reader final {
             if (required) Fail(map, std::string("missing required key '") + key + "'");
             return false;
         }
+        return StringAt(node, key, out);
+    }
+
+    // The value `node` of `key` as a string; false (reported) when it is not a scalar.
+    bool StringAt(const YAML::Node& node, std::string_view key, std::string& out) {
         if (!node.IsScalar()) {
-            Fail(node, std::string("'") + key + "' must be a string");
+            Fail(node, fmt::format("'{}' must be a string", key));
             return false;
         }
         out = node.Scalar();
@@ -95,18 +142,26 @@ class Reader final {
 
     template <class Int>
     void Integer(const YAML::Node& map, const char* key, Int& out, long long min, long long max) {
-        const YAML::Node node = map[key];
+        IntegerAt(map[key], key, out, min, max);
+    }
+
+    // The value `node` of `key` (absent or null: `out` is left alone) as an integer in
+    // [min, max]; `out` holds it only when it is one.
+    template <class Int>
+    void IntegerAt(const YAML::Node& node, std::string_view key, Int& out, long long min,
+                   long long max) {
         if (!node.IsDefined() || node.IsNull()) return;
         long long value = 0;
         try {
             value = node.as<long long>();
         } catch (const YAML::Exception&) {
-            Fail(node, std::string("'") + key + "' must be an integer");
+            Fail(node, node.IsScalar() && IsHugeInteger(node)
+                           ? fmt::format("'{}' must be between {} and {}", key, min, max)
+                           : fmt::format("'{}' must be an integer", key));
             return;
         }
         if (value < min || value > max) {
-            Fail(node, std::string("'") + key + "' must be between " + std::to_string(min) +
-                           " and " + std::to_string(max));
+            Fail(node, fmt::format("'{}' must be between {} and {}", key, min, max));
             return;
         }
         out = static_cast<Int>(value);
@@ -128,16 +183,23 @@ class Reader final {
         out = Millis(ms);
     }
 
-    // Any number; false when absent or not a number.
+    // Any finite number; false when absent or not one. YAML's .inf and .nan are numbers to
+    // yaml-cpp, but no setting means anything by them.
     bool Real(const YAML::Node& map, const char* key, double& out) {
         const YAML::Node node = map[key];
         if (!node.IsDefined() || node.IsNull()) return false;
+        double value = 0;
         try {
-            out = node.as<double>();
+            value = node.as<double>();
         } catch (const YAML::Exception&) {
             Fail(node, std::string("'") + key + "' must be a number");
             return false;
         }
+        if (!std::isfinite(value)) {
+            Fail(node, std::string("'") + key + "' must be a finite number");
+            return false;
+        }
+        out = value;
         return true;
     }
 
@@ -152,21 +214,62 @@ class Reader final {
     }
 
     // `os.environ/NAME` reads the environment; anything else is an inline value.
-    void SecretValue(const YAML::Node& map, const char* key, Secret& out) {
+    bool SecretValue(const YAML::Node& map, const char* key, Secret& out) {
+        const YAML::Node node = map[key];
+        if (!node.IsDefined() || node.IsNull()) return false;
+        return SecretAt(node, key, out);
+    }
+
+    // The value `node` of `key` as a secret; false (reported) when it cannot be one.
+    bool SecretAt(const YAML::Node& node, std::string_view key, Secret& out) {
         std::string text;
-        if (!String(map, key, text)) return;
+        if (!StringAt(node, key, text)) return false;
         if (!std::string_view(text).starts_with(kEnvPrefix)) {
             out = Secret(text, "inline");
-            return;
+            return true;
         }
         const std::string name = text.substr(kEnvPrefix.size());
         const std::optional<std::string> value = env_(name);
         if (!value || value->empty()) {
-            Fail(map[key],
-                 std::string("'") + key + "': environment variable " + name + " is not set");
-            return;
+            Fail(node, fmt::format("'{}': environment variable {} is not set", key, name));
+            return false;
         }
         out = Secret(*value, "env " + name);
+        return true;
+    }
+
+    // False (reported) when `value`, bound for an outgoing request header (upstream or
+    // collector), holds a control character. `field` names the setting
+    // ("models[0].deployments[1].api_key"); the value is never shown, as it is usually a secret,
+    // but where it came from is.
+    bool HeaderValue(const YAML::Node& at, std::string_view field, std::string_view value,
+                     std::string_view origin = "inline") {
+        if (!HasControlCharacter(value)) return true;
+        const std::string from = origin.starts_with("env ")
+                                     ? fmt::format(" (environment variable {})", origin.substr(4))
+                                     : std::string();
+        Fail(at, fmt::format("{}{}: contains a control character (CR, LF or another); header "
+                             "values cannot carry it",
+                             field, from));
+        return false;
+    }
+
+    // A base URL (api_base, webhook_url, otlp_endpoint) read from `key`: its host becomes a Host
+    // header and its path the start of a request line, both as written, so it must be visible
+    // ASCII (as RFC 3986 has it) before it is parsed. nullopt (reported) otherwise.
+    std::optional<core::BaseUrl> Url(const YAML::Node& at, std::string_view field,
+                                     std::string_view key, const std::string& text) {
+        if (!IsVisibleAscii(text)) {
+            Fail(at, fmt::format("{}: contains a space, a control character or a non-ASCII byte; "
+                                 "a URL here must be visible ASCII (percent-encode the rest)",
+                                 field));
+            return std::nullopt;
+        }
+        std::string error;
+        auto url = core::ParseBaseUrl(text, error);
+        // Not shown: a URL may carry a secret (a webhook's token, credentials refused here).
+        if (!url) Fail(at, fmt::format("invalid {}: {}", key, error));
+        return url;
     }
 
   private:
@@ -224,7 +327,9 @@ void ReadLog(Reader& r, const YAML::Node& node, LogConfig& log) {
     r.String(node, "access", log.access);
 }
 
-void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group, Deployment& out) {
+// One deployment of `group`; `where` names it in problems ("models[0].deployments[1]").
+void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
+                    const std::string& where, Deployment& out) {
     out.line = node.Mark().line + 1;
     if (!r.CheckMap(
             node, "deployment of '" + group + "'",
@@ -242,17 +347,17 @@ void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
         r.Fail(node["provider"],
                "unsupported provider '" + provider + "' (supported: openai, anthropic)");
     }
-    r.String(node, "anthropic_version", out.anthropic_version);
+    if (r.String(node, "anthropic_version", out.anthropic_version)) {
+        r.HeaderValue(node["anthropic_version"], where + ".anthropic_version",
+                      out.anthropic_version);
+    }
     r.Name(node, "model", out.model, /*required=*/true);
     out.api_base = out.provider == Provider::kAnthropic ? "https://api.anthropic.com/v1"
                                                         : "https://api.openai.com/v1";
     r.String(node, "api_base", out.api_base);
-    std::string error;
-    if (auto url = core::ParseBaseUrl(out.api_base, error)) {
+    if (auto url = r.Url(node["api_base"].IsDefined() ? node["api_base"] : node,
+                         where + ".api_base", "api_base", out.api_base)) {
         out.base_url = std::move(*url);
-    } else {
-        r.Fail(node["api_base"].IsDefined() ? node["api_base"] : node,
-               "invalid api_base '" + out.api_base + "': " + error);
     }
     out.responses_api =
         out.provider == Provider::kOpenAi && out.base_url.HostHeader() == "api.openai.com";
@@ -260,11 +365,15 @@ void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
     if (out.responses_api && out.provider != Provider::kOpenAi) {
         r.Fail(node["responses_api"], "'responses_api' is for OpenAI deployments");
     }
-    r.SecretValue(node, "api_key", out.api_key);
+    if (r.SecretValue(node, "api_key", out.api_key) &&
+        !r.HeaderValue(node["api_key"], where + ".api_key", out.api_key.Reveal(),
+                       out.api_key.Origin())) {
+        out.api_key = Secret();
+    }
     r.Number(node, "weight", out.weight);
     r.Number(node, "input_price", out.input_price, /*allow_zero=*/true);
     r.Number(node, "output_price", out.output_price, /*allow_zero=*/true);
-    if (r.String(node, "ca_file", out.ca_file) && !std::ifstream(out.ca_file).good()) {
+    if (r.String(node, "ca_file", out.ca_file) && !IsReadableFile(out.ca_file)) {
         r.Fail(node["ca_file"], "ca_file '" + out.ca_file + "' cannot be read");
     }
     r.Name(node, "name", out.name);
@@ -315,7 +424,8 @@ void ReadRetry(Reader& r, const YAML::Node& node, RetryConfig& retry) {
                                             "' in class_retries (known: " + known + ")");
                     continue;
                 }
-                r.Integer(classes, name.c_str(), retry.class_retries[*error_class], 0, 20);
+                // From the entry itself: a lookup by name would scan the mapping again.
+                r.IntegerAt(entry.second, name, retry.class_retries[*error_class], 0, 20);
             }
         } else {
             r.Fail(classes, "'class_retries' must be a mapping of error class to retries");
@@ -362,10 +472,7 @@ void ReadHealth(Reader& r, const YAML::Node& node, HealthConfig& health) {
 void ReadAlerts(Reader& r, const YAML::Node& node, AlertConfig& alerts) {
     if (!r.CheckMap(node, "alerts", {"webhook_url"})) return;
     if (r.String(node, "webhook_url", alerts.webhook_url)) {
-        std::string error;
-        if (!core::ParseBaseUrl(alerts.webhook_url, error)) {
-            r.Fail(node["webhook_url"], "invalid webhook_url: " + error);
-        }
+        r.Url(node["webhook_url"], "alerts.webhook_url", "webhook_url", alerts.webhook_url);
     }
 }
 
@@ -425,15 +532,13 @@ void ReadTelemetry(Reader& r, const YAML::Node& node, TelemetryConfig& telemetry
         return;
     }
     if (r.String(node, "otlp_endpoint", telemetry.otlp_endpoint)) {
-        std::string error;
-        const auto url = core::ParseBaseUrl(telemetry.otlp_endpoint, error);
-        if (!url) {
-            r.Fail(node["otlp_endpoint"], "invalid otlp_endpoint: " + error);
-        } else if (url->tls) {
+        const auto url = r.Url(node["otlp_endpoint"], "telemetry.otlp_endpoint", "otlp_endpoint",
+                               telemetry.otlp_endpoint);
+        if (url && url->tls) {
             r.Fail(node["otlp_endpoint"],
                    "otlp_endpoint must be http://: export to a collector beside the gateway, "
                    "which forwards over TLS");
-        } else {
+        } else if (url) {
             telemetry.collector = *url;
             // The OTLP/HTTP convention: a base URL gets /v1/traces; a full one is kept.
             telemetry.traces_path = url->path_prefix.ends_with("/v1/traces")
@@ -450,15 +555,22 @@ void ReadTelemetry(Reader& r, const YAML::Node& node, TelemetryConfig& telemetry
         if (!headers.IsMap()) {
             r.Fail(headers, "telemetry 'headers' must be a mapping of header names to values");
         } else {
+            // Each value is read from its own entry: a lookup by name would scan the mapping
+            // once per header.
             for (const auto& entry : headers) {
                 const std::string name = entry.first.Scalar();
-                if (!core::IsSafeName(name) || name.find(':') != std::string::npos) {
-                    r.Fail(entry.first, "invalid header name '" + name + "'");
+                if (!IsHeaderName(name)) {
+                    r.Fail(entry.first, "telemetry.headers: '" + core::Printable(name) +
+                                            "' is not a header name (RFC 9110 token characters "
+                                            "only)");
                     continue;
                 }
                 Secret value;
-                r.SecretValue(headers, name.c_str(), value);
-                telemetry.headers.emplace_back(name, std::move(value));
+                if (r.SecretAt(entry.second, name, value) &&
+                    r.HeaderValue(entry.second, "telemetry.headers." + name, value.Reveal(),
+                                  value.Origin())) {
+                    telemetry.headers.emplace_back(name, std::move(value));
+                }
             }
         }
     }
@@ -568,31 +680,46 @@ std::string ScalarAsJson(const YAML::Node& node) {
     return JsonString(text);
 }
 
-// A YAML value as JSON text: mappings and sequences of scalars, recursively.
-std::string NodeAsJson(const YAML::Node& node) {
+// The most a schema given as a YAML mapping may become, as JSON: far more than any schema a
+// model is asked to follow, far less than what a few nested aliases expand to.
+constexpr std::size_t kMaxSchemaNodes = 100'000;
+constexpr std::size_t kMaxSchemaBytes = 1 << 20;
+
+// Appends `node` as JSON text (mappings, sequences and scalars, recursively) to `out`, counting
+// nodes in `nodes`. False, with `out` unfinished, as soon as it passes kMaxSchemaNodes,
+// kMaxSchemaBytes or core::kMaxJsonDepth: the walk follows aliases, so its size is the
+// expansion's, not the text's. Each scalar adds at most six bytes per byte of its text.
+bool AppendJson(const YAML::Node& node, std::size_t depth, std::size_t& nodes, std::string& out) {
+    if (++nodes > kMaxSchemaNodes || depth > core::kMaxJsonDepth) return false;
     if (node.IsMap()) {
-        std::string out = "{";
+        out += '{';
+        bool first = true;
         for (const auto& member : node) {
-            if (out.size() > 1) out += ',';
+            if (!first) out += ',';
+            first = false;
             out += JsonString(member.first.Scalar());
             out += ':';
-            out += NodeAsJson(member.second);
+            if (!AppendJson(member.second, depth + 1, nodes, out)) return false;
         }
-        return out + "}";
-    }
-    if (node.IsSequence()) {
-        std::string out = "[";
+        out += '}';
+    } else if (node.IsSequence()) {
+        out += '[';
+        bool first = true;
         for (const auto& element : node) {
-            if (out.size() > 1) out += ',';
-            out += NodeAsJson(element);
+            if (!first) out += ',';
+            first = false;
+            if (!AppendJson(element, depth + 1, nodes, out)) return false;
         }
-        return out + "]";
+        out += ']';
+    } else {
+        out += node.IsNull() ? std::string("null") : ScalarAsJson(node);
     }
-    if (node.IsNull()) return "null";
-    return ScalarAsJson(node);
+    return out.size() <= kMaxSchemaBytes;
 }
 
-void ReadValidation(Reader& r, const YAML::Node& node, ValidationConfig& validation) {
+// `where` names the validation in problems ("models[0].validation").
+void ReadValidation(Reader& r, const YAML::Node& node, const std::string& where,
+                    ValidationConfig& validation) {
     if (!r.CheckMap(node, "validation", {"schema", "on_invalid"})) return;
     std::string on_invalid;
     if (r.String(node, "on_invalid", on_invalid)) {
@@ -607,8 +734,24 @@ void ReadValidation(Reader& r, const YAML::Node& node, ValidationConfig& validat
     const YAML::Node schema = node["schema"];
     if (!schema.IsDefined() || schema.IsNull()) return;
     // A mapping in YAML, or JSON text.
-    validation.schema = schema.IsScalar() ? schema.Scalar() : NodeAsJson(schema);
-    if (!core::IsJsonObject(validation.schema)) {
+    std::size_t nodes = 0;
+    if (schema.IsScalar()) {
+        validation.schema = schema.Scalar();
+    } else if (!AppendJson(schema, 0, nodes, validation.schema)) {
+        const std::string bound =
+            nodes > kMaxSchemaNodes ? fmt::format("expands to more than {} nodes", kMaxSchemaNodes)
+            : validation.schema.size() > kMaxSchemaBytes
+                ? fmt::format("expands to more than {} MiB of JSON", kMaxSchemaBytes >> 20)
+                : fmt::format("nests deeper than {} levels", core::kMaxJsonDepth);
+        validation.schema.clear();
+        r.Fail(schema, fmt::format("{}.schema: {} (YAML aliases?)", where, bound));
+        return;
+    }
+    if (validation.schema.size() > kMaxSchemaBytes) {
+        validation.schema.clear();
+        r.Fail(schema,
+               fmt::format("{}.schema: more than {} MiB of JSON", where, kMaxSchemaBytes >> 20));
+    } else if (!core::IsJsonObject(validation.schema)) {
         r.Fail(schema,
                "validation 'schema' must be a JSON Schema object (a mapping, or JSON text)");
     }
@@ -653,7 +796,9 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
         r.Fail(node, "'models' must be a list of model groups");
         return;
     }
+    std::size_t index = 0;
     for (const auto& entry : node) {
+        const std::string where = fmt::format("models[{}]", index++);
         ModelGroup group;
         if (!r.CheckMap(entry, "model group",
                         {"name", "mode", "deployments", "strategy", "fallbacks",
@@ -699,7 +844,7 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
         }
         if (const YAML::Node validation = entry["validation"];
             validation.IsDefined() && !validation.IsNull()) {
-            ReadValidation(r, validation, group.validation);
+            ReadValidation(r, validation, where + ".validation", group.validation);
         }
         ReadGroupList(r, entry, "context_window_fallbacks", group.context_window_fallbacks);
         ReadGroupList(r, entry, "content_policy_fallbacks", group.content_policy_fallbacks);
@@ -730,9 +875,11 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
             r.Fail(deployments.IsDefined() ? deployments : entry,
                    "model group '" + group.name + "' needs a non-empty 'deployments' list");
         } else {
+            std::size_t d_index = 0;
             for (const auto& d : deployments) {
                 Deployment deployment;
-                ReadDeployment(r, d, group.name, deployment);
+                ReadDeployment(r, d, group.name,
+                               fmt::format("{}.deployments[{}]", where, d_index++), deployment);
                 group.deployments.push_back(std::move(deployment));
             }
         }
@@ -750,11 +897,13 @@ void LinkModels(Reader& r, const YAML::Node& root, Config& config) {
         const YAML::Node value = entry.IsMap() ? entry[key] : YAML::Node();
         return value.IsDefined() ? value : entry;
     };
-    std::set<std::string> group_names;
+    // Every lookup below goes through these indexes, so that a config of many groups and
+    // fallbacks (a few aliases make one) is linked in n log n, not n².
+    std::map<std::string, GroupMode> group_names;  // the first group of each name
     std::set<std::string> deployment_names;
     for (std::size_t i = 0; i < config.models.size(); ++i) {
         const ModelGroup& group = config.models[i];
-        if (!group.name.empty() && !group_names.insert(group.name).second) {
+        if (!group.name.empty() && !group_names.emplace(group.name, group.mode).second) {
             r.Fail(entry_key(i, "name"), "duplicate model group name '" + group.name + "'");
         }
         for (const auto& d : group.deployments) {
@@ -777,8 +926,7 @@ void LinkModels(Reader& r, const YAML::Node& root, Config& config) {
                 } else if (target == group.name) {
                     r.Fail(entry_key(i, key),
                            "model group '" + group.name + "' cannot fall back to itself");
-                } else if (const ModelGroup* other = config.FindGroup(target);
-                           other != nullptr && other->mode != group.mode) {
+                } else if (group_names.at(target) != group.mode) {
                     r.Fail(entry_key(i, key), "model group '" + group.name + "' falls back to '" +
                                                   target +
                                                   "', which serves another mode (chat or "
@@ -797,20 +945,26 @@ void LinkModels(Reader& r, const YAML::Node& root, Config& config) {
             }
         }
     }
+    // The suffix to try next for each default name: n deployments of one model and host are
+    // named in n steps, not n² / 2.
+    std::map<std::string, int> next_suffix;
     for (auto& group : config.models) {
         for (auto& d : group.deployments) {
             d.index = config.deployment_count++;
             if (!d.name.empty()) continue;
             const std::string base = d.model + "@" + d.base_url.HostHeader();
             std::string candidate = base;
-            for (int n = 2; deployment_names.count(candidate) > 0; ++n) {
-                candidate = base + "#" + std::to_string(n);
+            int& n = next_suffix.try_emplace(base, 2).first->second;
+            while (deployment_names.contains(candidate)) {
+                candidate = base + "#" + std::to_string(n++);
             }
             d.name = candidate;
             deployment_names.insert(candidate);
         }
     }
 }
+
+constexpr std::size_t kMaxLanes = 64;
 
 void ReadLimits(Reader& r, const YAML::Node& node, LimitsConfig& limits) {
     if (!r.CheckMap(node, "limits", {"self_throttle", "burst_ms", "lanes"})) return;
@@ -822,6 +976,12 @@ void ReadLimits(Reader& r, const YAML::Node& node, LimitsConfig& limits) {
     if (!lanes.IsDefined()) return;
     if (!lanes.IsSequence() || lanes.size() == 0) {
         r.Fail(lanes, "'lanes' must be a non-empty list of lanes");
+        return;
+    }
+    // Lanes are a handful of workload classes; each client key is checked against all of them
+    // (and a refusal lists them), so their number is bounded where keys and aliases are not.
+    if (lanes.size() > kMaxLanes) {
+        r.Fail(lanes, fmt::format("'lanes' may list at most {} lanes", kMaxLanes));
         return;
     }
     limits.lanes.clear();
@@ -854,6 +1014,9 @@ void ReadKeys(Reader& r, const YAML::Node& node, Config& config) {
     constexpr long long kAnyInteger = std::numeric_limits<long long>::max();
     std::set<std::string> names;
     std::set<std::string> hashes;
+    std::set<std::string, std::less<>> groups;
+    for (const ModelGroup& group : config.models) groups.insert(group.name);
+    const auto has_group = [&](std::string_view name) { return groups.contains(name); };
     for (const auto& entry : node) {
         ClientKey key;
         key.line = entry.Mark().line + 1;
@@ -932,7 +1095,7 @@ void ReadKeys(Reader& r, const YAML::Node& node, Config& config) {
                        "'stream_mode' must be " + std::string(kStreamModeChoices));
             }
         }
-        for (const ClientKeyProblem& problem : ValidateClientKey(key, config)) {
+        for (const ClientKeyProblem& problem : ValidateClientKey(key, config, has_group)) {
             if (unread.contains(problem.field)) continue;
             // A key given as its hash is the `key_sha256` line.
             const YAML::Node at = problem.field == "key" && !entry["key"].IsDefined()
@@ -971,21 +1134,34 @@ EnvLookup ProcessEnvironment() {
     };
 }
 
-LoadResult LoadConfigText(std::string_view text, std::string_view file, const EnvLookup& env) {
-    LoadResult result;
+namespace {
+
+// LoadConfigText without its guard: may throw (yaml-cpp on a node shape no reader expected,
+// std::bad_alloc), which its caller turns into a problem.
+void Load(std::string_view text, std::string_view file, const EnvLookup& env, LoadResult& result) {
+    if (text.size() > kMaxConfigBytes) {
+        result.problems.push_back(
+            {std::string(file), 0, fmt::format("larger than {} MiB", kMaxConfigBytes >> 20)});
+        return;
+    }
     YAML::Node root;
     try {
         root = YAML::Load(std::string(text));
     } catch (const YAML::Exception& e) {
         result.problems.push_back({std::string(file), e.mark.line + 1, e.msg});
-        return result;
+        return;
+    }
+    // Before any reader walks it: a few aliases must not become a billion nodes to read.
+    if (const std::optional<YamlOverflow> overflow = CheckYamlExpansion(root)) {
+        result.problems.push_back({std::string(file), overflow->line, overflow->ToString()});
+        return;
     }
     auto config = std::make_shared<Config>();
     Reader r(file, env, result.problems);
     if (!r.CheckMap(root, "the top level",
                     {"server", "timeouts", "log", "retry", "health", "alerts", "degradation",
                      "idempotency", "limits", "state", "telemetry", "keys", "models"})) {
-        return result;
+        return;
     }
     if (root["server"]) ReadServer(r, root["server"], config->server);
     if (root["timeouts"]) ReadTimeouts(r, root["timeouts"], config->timeouts);
@@ -1006,19 +1182,48 @@ LoadResult LoadConfigText(std::string_view text, std::string_view file, const En
     if (root["limits"]) ReadLimits(r, root["limits"], config->limits);
     if (root["keys"]) ReadKeys(r, root["keys"], *config);
     if (result.problems.empty()) result.config = std::move(config);
+}
+
+}  // namespace
+
+LoadResult LoadConfigText(std::string_view text, std::string_view file, const EnvLookup& env) {
+    LoadResult result;
+    try {
+        Load(text, file, env, result);
+    } catch (const std::exception& e) {
+        // Whatever a reader missed is a problem with the file, never an exception: a reload
+        // (SIGHUP, POST /admin/reload) is then refused and the running config keeps serving.
+        result.config = nullptr;
+        result.problems.push_back(
+            {std::string(file), 0, std::string("the config cannot be read: ") + e.what()});
+    }
     return result;
 }
 
 LoadResult LoadConfigFile(const std::string& path, const EnvLookup& env) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        LoadResult result;
-        result.problems.push_back({path, 0, "cannot read file"});
+    LoadResult result;
+    std::string text;
+    try {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) {
+            result.problems.push_back({path, 0, "cannot read file"});
+            return result;
+        }
+        // Read no further than the limit: a path such as /dev/zero never ends.
+        char buffer[64 * 1024];
+        while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+            text.append(buffer, static_cast<std::size_t>(in.gcount()));
+            if (text.size() > kMaxConfigBytes) {
+                result.problems.push_back(
+                    {path, 0, fmt::format("larger than {} MiB", kMaxConfigBytes >> 20)});
+                return result;
+            }
+        }
+    } catch (const std::exception& e) {
+        result.problems.push_back({path, 0, std::string("cannot read file: ") + e.what()});
         return result;
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return LoadConfigText(text.str(), path, env);
+    return LoadConfigText(text, path, env);
 }
 
 }  // namespace switchyard::config

@@ -29,8 +29,11 @@ using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
 EnvLookup ProcessEnvironment();
 
 // Parses and validates YAML text. Every problem found is reported, not just the first.
-// `file` names the source in problems.
+// `file` names the source in problems. Never throws, whatever the text: a document past the
+// bounds of config/yaml_limits.h (size, aliases expanded, depth) is one problem, and so is any
+// failure while reading, so a reload of a bad file is refused rather than fatal.
 LoadResult LoadConfigText(std::string_view text, std::string_view file, const EnvLookup& env);
+// The same for a file, read no further than kMaxConfigBytes.
 LoadResult LoadConfigFile(const std::string& path, const EnvLookup& env);
 
 // The config compiled into the binary (examples/quickstart.yaml).

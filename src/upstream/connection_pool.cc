@@ -98,6 +98,16 @@ asio::awaitable<std::unique_ptr<Connection>> ConnectionPool::Connect(
         c->tcp.emplace(executor_);
     }
     beast::tcp_stream& lowest = c->Lowest();
+    // A descriptor is taken here, before the connect (which closes and opens the socket once per
+    // address, reusing it): out of descriptors is the gateway's limit, which a connect over a
+    // range of addresses would report only as "cancelled".
+    boost::system::error_code open_ec;
+    if (!endpoints.empty()) lowest.socket().open(endpoints.begin()->endpoint().protocol(), open_ec);
+    if (open_ec) {
+        error = Unreachable(deployment, "connect", open_ec);
+        transport = IsLocalLimit(open_ec) ? policy::Transport::kLocal : policy::Transport::kConnect;
+        co_return nullptr;
+    }
     watch.Arm(lowest.socket(), clock_.Now() + timeout);
     auto [connect_result, endpoint] = co_await lowest.async_connect(endpoints, kTuple);
     const boost::system::error_code connect_ec =

@@ -414,3 +414,116 @@ test('a schema that refers to itself without end is not checked, and nothing bre
   assert.equal(res.headers['x-switchyard-validation'], 'skipped');
   assert.equal((await chat('chat', { content: 'still here' })).status, 200);
 });
+
+test('residency holds for kept answers: a shared cache and an idempotent replay never cross it',
+     async () => {
+  const own = await startGateway(`
+models:
+  - name: shared
+    cache: {serve: always, ttl_s: 600, max_entries: 10, shared: true}
+    deployments: [{name: us-a, model: shared-model, region: us,
+                   api_base: "http://127.0.0.1:${mock.port}/v1"}]
+`);
+  try {
+    await upstream('shared-model');
+    const ask = (auth, headers = {}) => request(own.port, {
+      body: body('shared', 'where'), headers: { authorization: `Bearer ${auth}`, ...headers },
+    });
+    // Served in the US and kept for everyone...
+    assert.equal((await ask('sk-anyone')).status, 200);
+    assert.equal((await ask('sk-someone-else')).headers['x-switchyard-cache'], 'hit');
+    // ...but a request that must stay in the EU is refused as it would be alone, not given the
+    // US answer from the cache.
+    const eu = await ask('sk-eu-client', { 'x-switchyard-residency': 'eu' });
+    assert.equal(eu.status, 403, eu.body);
+    assert.equal(JSON.parse(eu.body).error.code, 'residency_not_satisfied');
+
+    // An idempotency key: a retry under a stricter residency is not replayed an answer served
+    // elsewhere.
+    const key = freshKey();
+    const first = await ask('sk-idem', { 'idempotency-key': key });
+    assert.equal(first.status, 200);
+    const stricter = await ask('sk-idem', { 'idempotency-key': key, 'x-switchyard-residency': 'eu' });
+    assert.equal(stricter.status, 403, stricter.body);
+    assert.equal(stricter.headers['x-switchyard-idempotent-replay'], undefined);
+    const same = await ask('sk-idem', { 'idempotency-key': key });
+    assert.equal(same.headers['x-switchyard-idempotent-replay'], 'true');
+  } finally {
+    await own.stop();
+  }
+});
+
+test('one client\'s large answers never evict another client\'s idempotency key', async () => {
+  // 10 MiB of kept answers; one client fills it with twelve 900 KB answers.
+  const own = await startGateway(`
+idempotency: {ttl_s: 600, max_answer_bytes: 1048576, max_bytes: 10485760}
+models:
+  - name: chat
+    deployments: [{name: t-a, model: tenant-model, api_base: "http://127.0.0.1:${mock.port}/v1"}]
+  - name: big
+    deployments: [{name: t-big, model: big-model, api_base: "http://127.0.0.1:${mock.port}/v1"}]
+`);
+  try {
+    await mock.scenario([{ match: { model: 'big-model' }, fault: 'event_bytes=921600' }]);
+    await mock.reset();
+    const send = (model, auth, key) => request(own.port, {
+      body: body(model, 'kept'), headers: { authorization: `Bearer ${auth}`, 'idempotency-key': key },
+    });
+    const kept = freshKey();
+    assert.equal((await send('chat', 'sk-tenant-b', kept)).status, 200);
+    for (let i = 0; i < 12; i++) {
+      const res = await send('big', 'sk-tenant-a', freshKey());
+      assert.equal(res.status, 200);
+      assert.ok(res.body.length >= 900_000);
+    }
+    const retry = await send('chat', 'sk-tenant-b', kept);
+    assert.equal(retry.headers['x-switchyard-idempotent-replay'], 'true');
+    assert.equal(await calls('tenant-model'), 1, 'the retry ran upstream a second time');
+  } finally {
+    await mock.scenario([]);
+    await own.stop();
+  }
+});
+
+test('a kept answer read back from Redis is checked: one that would split the response is refused',
+     async () => {
+  const redis = await startRedis();
+  const prefix = `tamper${process.pid}:`;
+  const own = await startGateway(`
+state: {backend: redis, url: "${redis.url}", key_prefix: "${prefix}"}
+models:
+  - name: chat
+    deployments: [{name: r-a, model: redis-model, api_base: "http://127.0.0.1:${mock.port}/v1"}]
+`);
+  try {
+    for (let tries = 0; metricValue(await own.metrics(), 'switchyard_state_redis_up') !== 1;
+         ++tries) {
+      assert.ok(tries < 100, 'redis up');
+      await sleep(50);
+    }
+    await upstream('redis-model');
+    const key = freshKey();
+    const send = () => request(own.port, {
+      body: body('chat', 'tamper'), headers: { authorization: 'Bearer sk-r', 'idempotency-key': key },
+    });
+    assert.equal((await send()).status, 200);
+    const listed = await redis.command('KEYS', `${prefix}{i:*`);
+    const name = listed.split('\r\n')[2];
+    assert.ok(name && name.startsWith(prefix), listed);
+    const stored = await redis.command('GET', name);
+    // "$<n>\r\nD<64 hex fingerprint><status> <stream> <header bytes>\n<headers><body>"
+    const value = stored.slice(stored.indexOf('\r\n') + 2, -2);
+    const fingerprint = value.slice(1, 65);
+    const headers = 'x-a: b\r\n\r\nHTTP/1.1 200 OK\r\nx-injected: yes\r\n';
+    const forged = `D${fingerprint}200 0 ${headers.length}\n${headers}{"forged":true}`;
+    assert.match(await redis.command('SET', name, forged), /\+OK/);
+    const replay = await send();
+    assert.equal(replay.headers['x-injected'], undefined);
+    assert.doesNotMatch(replay.body, /forged/);
+    assert.equal(replay.status, 409, replay.body);
+    assert.equal(JSON.parse(replay.body).error.code, 'idempotent_answer_unavailable');
+  } finally {
+    await own.stop();
+    await redis.stop();
+  }
+});

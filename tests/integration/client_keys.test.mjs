@@ -295,3 +295,25 @@ test('the admin API holds a key to the bounds the config file does', async () =>
   assert.equal(JSON.parse(mode.body).error.param, 'stream_mode');
   assert.equal((await admin('DELETE', '/admin/keys/bounds-max')).status, 200);
 });
+
+test('a key deleted and created again under its name with another secret sees none of its answers',
+     async () => {
+  const make = async (secret) => {
+    const created = await admin('POST', '/admin/keys', { name: 'reborn', key: secret });
+    assert.equal(created.status, 201, created.body);
+  };
+  const ask = (secret) => chat(secret, { messages: [{ role: 'user', content: 'reborn' }] },
+                               { 'idempotency-key': `reborn-${process.pid}` });
+  await make('sk-reborn-first-0123456789');
+  const first = await ask('sk-reborn-first-0123456789');
+  assert.equal(first.status, 200);
+  assert.equal((await ask('sk-reborn-first-0123456789')).headers['x-switchyard-idempotent-replay'],
+               'true');
+  assert.equal((await admin('DELETE', '/admin/keys/reborn')).status, 200);
+  await make('sk-reborn-second-0123456789');
+  const second = await ask('sk-reborn-second-0123456789');
+  assert.equal(second.status, 200);
+  assert.equal(second.headers['x-switchyard-idempotent-replay'], undefined,
+               'the new key was given the old key\'s answer');
+  assert.equal((await admin('DELETE', '/admin/keys/reborn')).status, 200);
+});

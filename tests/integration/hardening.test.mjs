@@ -80,6 +80,72 @@ test('out of file descriptors: accepting backs off instead of spinning, and reco
   }
 });
 
+// One raw request on an open socket; resolves to the status line and headers of its answer.
+function rawRequest(socket, json) {
+  return new Promise((resolve) => {
+    let text = '';
+    const onData = (d) => {
+      text += d.toString('latin1');
+      const end = text.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const length = Number(text.match(/content-length: (\d+)/i)?.[1] ?? 0);
+      if (text.length < end + 4 + length) return;
+      socket.off('data', onData);
+      resolve({ head: text.slice(0, end), body: text.slice(end + 4, end + 4 + length) });
+    };
+    socket.on('data', onData);
+    socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n` +
+                 `content-length: ${Buffer.byteLength(json)}\r\n\r\n${json}`);
+  });
+}
+
+test('out of file descriptors for an upstream: a 503 of the gateway\'s own; no deployment benched',
+     { skip: SANITIZED && 'a sanitizer build cannot run out of descriptors' }, async () => {
+  const mock = await startMock();
+  started.push(mock);
+  const dir = tempDir();
+  const file = path.join(dir, 'switchyard.yaml');
+  // One failure would cool the deployment down for a minute, if it were counted as its failure.
+  writeFileSync(file, `health: {allowed_fails: 1, cooldown_ms: 60000}\nmodels:\n${group('a', mock.port)}`);
+  const child = spawn('prlimit', ['--nofile=48:48', GATEWAY_BIN, 'serve', '--config', file,
+                                  '--listen', '127.0.0.1:0', '--workers', '1'],
+                      { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d.toString()));
+  try {
+    while (!/listening on [\d.]+:(\d+)/.test(stderr)) await sleep(20);
+    const port = Number(stderr.match(/listening on [\d.]+:(\d+)/)[1]);
+    // Accepted connections take every descriptor; the first ones then ask for an answer, which
+    // needs one more for the upstream.
+    const sockets = [];
+    for (let i = 0; i < 60; i++) {
+      const s = net.connect(port, '127.0.0.1');
+      s.on('error', () => {});
+      sockets.push(s);
+    }
+    for (let i = 0; i < 100 && !/"event":"accept_failed"/.test(stderr); i++) await sleep(20);
+    assert.match(stderr, /"event":"accept_failed"/, 'the gateway ran out of descriptors');
+    const body = JSON.stringify({ model: 'a', messages: [{ role: 'user', content: 'hi' }] });
+    for (const socket of sockets.slice(0, 3)) {
+      const { head, body: answer } = await rawRequest(socket, body);
+      assert.match(head, /^HTTP\/1\.1 503 /, head);
+      assert.match(head, /retry-after: 1\r\n/i);
+      assert.equal(JSON.parse(answer).error.code, 'gateway_overloaded');
+    }
+    for (const s of sockets) s.destroy();
+    // Once descriptors are free it serves at once: the deployment was never cooled down.
+    let res;
+    for (let i = 0; i < 50; i++) {
+      res = await request(port, { body: { model: 'a', messages: [] } }).catch(() => null);
+      if (res) break;
+      await sleep(20);
+    }
+    assert.equal(res.status, 200, res.body);
+  } finally {
+    child.kill('SIGINT');
+  }
+});
+
 test('Expect: 100-continue gets its go-ahead before the body', async () => {
   const { gateway } = await gatewayWithKeys();
   const body = JSON.stringify({ model: 'a', messages: [{ role: 'user', content: 'Hi' }] });

@@ -1,8 +1,11 @@
 #include "config/config_loader.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <boost/json.hpp>
+#include <chrono>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <utility>
@@ -672,6 +675,316 @@ models:
     EXPECT_TRUE(HasProblem(result, 4, "'max_entries' must be between 1")) << AllProblems(result);
     EXPECT_TRUE(HasProblem(result, 5, "'on_invalid' must be")) << AllProblems(result);
     EXPECT_TRUE(HasProblem(result, 5, "must be a JSON Schema object")) << AllProblems(result);
+}
+
+// Every value the config sends out in a request header (an upstream's api_key and
+// anthropic-version, the collector's headers) is refused with a control character in it: a CR or
+// LF would end the header and start one of the file's choosing. The problem names the setting and
+// where the value came from, never the value.
+TEST(ConfigLoaderTest, HeaderValuesWithControlCharactersAreRefused) {
+    constexpr std::string_view kYaml = R"(telemetry:
+  otlp_endpoint: "http://collector.local:4318"
+  headers:
+    x-api-key: os.environ/COLLECTOR_KEY
+    x-tenant: "acme\0evil"
+models:
+  - name: a
+    deployments:
+      - {model: m, api_base: "http://h:1/v1", api_key: "sk-inline\r\nX-Injected: yes"}
+      - {model: m, api_base: "http://h:2/v1", api_key: os.environ/OPENAI_KEY}
+  - name: b
+    deployments:
+      - {provider: anthropic, model: c, anthropic_version: "2023-06-01\nX-Injected: yes"}
+      - {provider: anthropic, model: c, api_key: "sk-tab\tinside"}
+)";
+    const LoadResult result =
+        LoadConfigText(kYaml, "h.yaml",
+                       FakeEnv({{"COLLECTOR_KEY", "collector-secret\r\nX-Injected: yes"},
+                                {"OPENAI_KEY", "sk-from-env\n"}}));
+    EXPECT_EQ(result.config, nullptr);
+    constexpr std::string_view kWhy =
+        ": contains a control character (CR, LF or another); header values cannot carry it";
+    const auto problem = [&](int line, std::string field) {
+        return HasProblem(result, line, field + std::string(kWhy));
+    };
+    EXPECT_TRUE(problem(4, "telemetry.headers.x-api-key (environment variable COLLECTOR_KEY)"))
+        << AllProblems(result);
+    EXPECT_TRUE(problem(5, "telemetry.headers.x-tenant")) << AllProblems(result);
+    EXPECT_TRUE(problem(9, "models[0].deployments[0].api_key")) << AllProblems(result);
+    EXPECT_TRUE(problem(10, "models[0].deployments[1].api_key (environment variable OPENAI_KEY)"))
+        << AllProblems(result);
+    EXPECT_TRUE(problem(13, "models[1].deployments[0].anthropic_version")) << AllProblems(result);
+    EXPECT_TRUE(problem(14, "models[1].deployments[1].api_key")) << AllProblems(result);
+    EXPECT_EQ(result.problems.size(), 6u) << AllProblems(result);
+    for (const char* secret : {"sk-inline", "collector-secret", "sk-from-env", "evil", "sk-tab"}) {
+        EXPECT_EQ(AllProblems(result).find(secret), std::string::npos) << secret;
+    }
+}
+
+// RFC 9110 section 5.6.2: a header name is a token; "x(key)" passed as a safe name before.
+TEST(ConfigLoaderTest, TelemetryHeaderNamesAreTokens) {
+    constexpr std::string_view kYaml = R"yaml(telemetry:
+  otlp_endpoint: "http://collector.local:4318"
+  headers:
+    "x key": v
+    "x(key)": v
+    "bad:name": v
+    "x-ok_1.2!#$%&'*+^`|~": v
+models:
+  - {name: a, deployments: [{model: m, api_base: "http://h:1"}]}
+)yaml";
+    const LoadResult result = LoadConfigText(kYaml, "n.yaml", FakeEnv({}));
+    EXPECT_EQ(result.config, nullptr);
+    constexpr std::string_view kWhy = "' is not a header name (RFC 9110 token characters only)";
+    EXPECT_TRUE(HasProblem(result, 4, "telemetry.headers: 'x%20key" + std::string(kWhy)))
+        << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 5, "telemetry.headers: 'x(key)" + std::string(kWhy)))
+        << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 6, "telemetry.headers: 'bad:name" + std::string(kWhy)))
+        << AllProblems(result);
+    EXPECT_EQ(result.problems.size(), 3u) << AllProblems(result);
+}
+
+// A base URL becomes a request line and a Host header as written: a CR, LF or space in it would
+// split them. The problem does not repeat the URL, which may carry a secret.
+TEST(ConfigLoaderTest, UrlsAreVisibleAsciiAndNeverShown) {
+    constexpr std::string_view kYaml = R"(alerts:
+  webhook_url: "https://hooks.example/T0 B0/secret-token"
+telemetry:
+  otlp_endpoint: "http://collector\r\nX-Injected: yes"
+models:
+  - name: a
+    deployments:
+      - {model: m, api_base: "http://h:1/v1\r\nX-Injected: yes"}
+      - {model: m, api_base: "http://h:1/v1/caf\u00e9"}
+      - {model: m, api_base: "https://user:secret-pass@h/v1"}
+)";
+    const LoadResult result = LoadConfigText(kYaml, "u.yaml", FakeEnv({}));
+    EXPECT_EQ(result.config, nullptr);
+    constexpr std::string_view kWhy =
+        ": contains a space, a control character or a non-ASCII byte; a URL here must be visible "
+        "ASCII (percent-encode the rest)";
+    EXPECT_TRUE(HasProblem(result, 2, "alerts.webhook_url" + std::string(kWhy)))
+        << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 4, "telemetry.otlp_endpoint" + std::string(kWhy)))
+        << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 8, "models[0].deployments[0].api_base" + std::string(kWhy)))
+        << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 9, "models[0].deployments[1].api_base" + std::string(kWhy)))
+        << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 10, "invalid api_base: must not contain credentials"))
+        << AllProblems(result);
+    EXPECT_EQ(result.problems.size(), 5u) << AllProblems(result);
+    for (const char* secret : {"secret-token", "X-Injected", "secret-pass"}) {
+        EXPECT_EQ(AllProblems(result).find(secret), std::string::npos) << secret;
+    }
+}
+
+// Ten lines of nested aliases name 10^10 strings: the schema's conversion to JSON ran out of
+// memory (std::bad_alloc out of `switchyard check`; a SIGHUP reload killed the gateway).
+constexpr std::string_view kAliasBomb = R"(models:
+  - name: a
+    deployments: [{model: m, api_base: "http://h:1"}]
+    validation:
+      schema:
+        a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+        b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]
+        c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]
+        d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]
+        e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]
+        f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]
+        g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]
+        h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g,*g]
+        i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h,*h]
+        j: &j [*i,*i,*i,*i,*i,*i,*i,*i,*i,*i]
+)";
+
+TEST(ConfigLoaderRegressionTest, AYamlAliasBombInASchemaRanOutOfMemory) {
+    const LoadResult result = LoadConfigText(kAliasBomb, "bomb.yaml", FakeEnv({}));
+    EXPECT_EQ(result.config, nullptr);
+    ASSERT_EQ(result.problems.size(), 1u) << AllProblems(result);
+    EXPECT_EQ(result.problems[0].ToString(),
+              "bomb.yaml:5: models[0].validation.schema: expands the document past 200000 YAML "
+              "nodes (YAML aliases?)");
+}
+
+// An alias inside its own anchor is a node that contains itself: converting it recursed until
+// the stack overflowed.
+TEST(ConfigLoaderRegressionTest, AnAliasInsideItsOwnAnchorOverflowedTheStack) {
+    constexpr std::string_view kYaml = R"(models:
+  - name: a
+    deployments: [{model: m, api_base: "http://h:1"}]
+    validation:
+      schema: &s {type: object, properties: {next: *s}}
+)";
+    const LoadResult result = LoadConfigText(kYaml, "cycle.yaml", FakeEnv({}));
+    ASSERT_EQ(result.problems.size(), 1u) << AllProblems(result);
+    EXPECT_EQ(result.problems[0].ToString(),
+              "cycle.yaml:5: models[0].validation.schema: nests deeper than 128 levels (a YAML "
+              "alias inside its own anchor?)");
+}
+
+// Within the document's bounds, a schema still may not grow past 1 MiB of JSON, whether a few
+// aliases of a long string make it so or it is written out as JSON text.
+TEST(ConfigLoaderTest, ASchemaIsAtMostOneMebibyteOfJson) {
+    std::string yaml = R"(models:
+  - name: a
+    deployments: [{model: m, api_base: "http://h:1"}]
+    validation:
+      schema:
+        type: object
+        description: &long ")" +
+                       std::string(64 * 1024, 'x') + R"("
+        properties:
+)";
+    for (int i = 0; i < 20; ++i)
+        yaml += "          p" + std::to_string(i) + ": {description: *long}\n";
+    LoadResult result = LoadConfigText(yaml, "s.yaml", FakeEnv({}));
+    EXPECT_TRUE(HasProblem(
+        result, 6,
+        "models[0].validation.schema: expands to more than 1 MiB of JSON (YAML aliases?)"))
+        << AllProblems(result);
+    EXPECT_EQ(result.problems.size(), 1u) << AllProblems(result);
+
+    const std::string text =
+        R"({"type":"string","description":")" + std::string(1 << 20, 'x') + R"("})";
+    result = LoadConfigText(R"(models:
+  - name: a
+    deployments: [{model: m, api_base: "http://h:1"}]
+    validation: {schema: ')" + text +
+                                "'}\n",
+                            "s.yaml", FakeEnv({}));
+    EXPECT_TRUE(HasProblem(result, 4, "models[0].validation.schema: more than 1 MiB of JSON"))
+        << AllProblems(result);
+}
+
+// .inf and .nan are numbers to YAML; as a weight or a price they broke the arithmetic they feed.
+// A whole number past 64 bits is out of range, not "not an integer".
+TEST(ConfigLoaderTest, NumbersAreFiniteAndIntegersInRange) {
+    constexpr std::string_view kYaml = R"(server: {workers: 99999999999999999999}
+retry:
+  budget: {max_tokens: .inf}
+models:
+  - name: a
+    deployments:
+      - {model: m, api_base: "http://h:1", weight: .inf, input_price: .nan}
+keys:
+  - {name: k, key_sha256: "AA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD",
+     monthly_budget: .inf, rpm: -99999999999999999999}
+)";
+    const LoadResult result = LoadConfigText(kYaml, "n.yaml", FakeEnv({}));
+    EXPECT_EQ(result.config, nullptr);
+    EXPECT_TRUE(HasProblem(result, 1, "'workers' must be between 0 and 256"))
+        << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 3, "'max_tokens' must be a finite number"))
+        << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 7, "'weight' must be a finite number")) << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 7, "'input_price' must be a finite number"))
+        << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 10, "'monthly_budget' must be a finite number"))
+        << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 10, "'rpm' must be between")) << AllProblems(result);
+    EXPECT_EQ(result.problems.size(), 6u) << AllProblems(result);
+}
+
+// The text is bounded before it is parsed, and a file is read no further than that bound:
+// `switchyard check /dev/zero` read until memory ran out.
+TEST(ConfigLoaderRegressionTest, AnEndlessFileWasReadUntilMemoryRanOut) {
+    const LoadResult file = LoadConfigFile("/dev/zero", FakeEnv({}));
+    ASSERT_EQ(file.problems.size(), 1u) << AllProblems(file);
+    EXPECT_EQ(file.problems[0].ToString(), "/dev/zero:0: larger than 4 MiB");
+
+    const std::string text = "models: []\n# " + std::string(5 << 20, 'x') + "\n";
+    const LoadResult big = LoadConfigText(text, "big.yaml", FakeEnv({}));
+    ASSERT_EQ(big.problems.size(), 1u) << AllProblems(big);
+    EXPECT_EQ(big.problems[0].ToString(), "big.yaml:0: larger than 4 MiB");
+}
+
+// `ca_file` is checked by opening it: a FIFO blocked `switchyard check` in open(), and a device
+// passed as readable.
+TEST(ConfigLoaderRegressionTest, ACaFileThatIsAFifoBlockedCheck) {
+    const std::string fifo = testing::TempDir() + "switchyard-ca-fifo";
+    std::remove(fifo.c_str());
+    ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+    const std::string yaml = R"(models:
+  - name: a
+    deployments:
+      - {model: m, api_base: "https://h:1", ca_file: ")" +
+                             fifo + R"("}
+      - {model: m, api_base: "https://h:2", ca_file: /dev/null}
+)";
+    const LoadResult result = LoadConfigText(yaml, "ca.yaml", FakeEnv({}));
+    std::remove(fifo.c_str());
+    EXPECT_TRUE(HasProblem(result, 4, "ca_file '" + fifo + "' cannot be read"))
+        << AllProblems(result);
+    EXPECT_TRUE(HasProblem(result, 5, "ca_file '/dev/null' cannot be read")) << AllProblems(result);
+}
+
+// The regressions below took minutes: a lookup per entry that scanned all entries. The
+// wall-clock bound is a loose backstop for sanitizer builds on a busy machine; the fixed code
+// takes well under a second in a debug build, the old one over 40 s.
+constexpr auto kLinear = std::chrono::seconds(20);
+
+TEST(ConfigLoaderRegressionTest, ManyUnnamedDeploymentsOfOneModelWereNamedInQuadraticTime) {
+    constexpr int kCount = 14'000;
+    std::string yaml = R"(models:
+  - name: a
+    deployments: [&d {model: m, api_base: "http://h:1"})";
+    for (int i = 1; i < kCount; ++i) yaml += ", *d";
+    yaml += "]\n";
+    const auto start = std::chrono::steady_clock::now();
+    const LoadResult result = LoadConfigText(yaml, "d.yaml", FakeEnv({}));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, kLinear);
+    ASSERT_TRUE(result.config) << AllProblems(result);
+    const auto& deployments = result.config->models[0].deployments;
+    ASSERT_EQ(deployments.size(), static_cast<std::size_t>(kCount));
+    EXPECT_EQ(deployments[0].name, "m@h:1");
+    EXPECT_EQ(deployments[1].name, "m@h:1#2");
+    EXPECT_EQ(deployments.back().name, "m@h:1#" + std::to_string(kCount));
+}
+
+TEST(ConfigLoaderRegressionTest, ManyTelemetryHeadersWereReadInQuadraticTime) {
+    constexpr int kCount = 24'000;
+    std::string yaml = "telemetry:\n  otlp_endpoint: \"http://collector:4318\"\n  headers:\n";
+    for (int i = 0; i < kCount; ++i) yaml += "    x-h" + std::to_string(i) + ": v\n";
+    yaml += "models:\n  - {name: a, deployments: [{model: m, api_base: \"http://h:1\"}]}\n";
+    const auto start = std::chrono::steady_clock::now();
+    const LoadResult result = LoadConfigText(yaml, "t.yaml", FakeEnv({}));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, kLinear);
+    ASSERT_TRUE(result.config) << AllProblems(result);
+    ASSERT_EQ(result.config->telemetry.headers.size(), static_cast<std::size_t>(kCount));
+    EXPECT_EQ(result.config->telemetry.headers.back().first, "x-h" + std::to_string(kCount - 1));
+}
+
+// Every client key is checked against every lane (and a refusal lists them all): lanes are a
+// handful of workload classes, and at most 64.
+TEST(ConfigLoaderTest, LanesAreAtMost64) {
+    std::string yaml = "limits:\n  lanes:\n";
+    for (int i = 0; i < 65; ++i) yaml += "    - {name: l" + std::to_string(i) + "}\n";
+    yaml += "models:\n  - {name: a, deployments: [{model: m, api_base: \"http://h:1\"}]}\n";
+    const LoadResult result = LoadConfigText(yaml, "l.yaml", FakeEnv({}));
+    ASSERT_EQ(result.problems.size(), 1u) << AllProblems(result);
+    EXPECT_EQ(result.problems[0].ToString(), "l.yaml:3: 'lanes' may list at most 64 lanes");
+}
+
+// Documents of every odd shape are problems with lines, never an exception: a reload of such a
+// file is refused and the running config keeps serving.
+TEST(ConfigLoaderTest, OddShapesAreProblemsNeverExceptions) {
+    const std::vector<std::string> sections = {
+        "server",    "timeouts",    "log",         "retry",  "health", "alerts", "state",
+        "telemetry", "degradation", "idempotency", "limits", "keys",   "models"};
+    const std::vector<std::string> values = {
+        "7", "[1, [2]]", "{a: {b: c}}", "~", "!!binary aGVsbG8=", "{? [x] : y}", "*anchor"};
+    for (const std::string& section : sections) {
+        for (const std::string& value : values) {
+            const std::string yaml = "anchors: &anchor {x: [1, 2]}\n" + section + ": " + value +
+                                     "\nmodels: [{name: a, deployments: [{model: m}]}]\n";
+            LoadResult result;
+            EXPECT_NO_THROW(result = LoadConfigText(yaml, "odd.yaml", FakeEnv({}))) << yaml;
+            EXPECT_NE(result.config == nullptr, result.problems.empty()) << yaml;
+            EXPECT_FALSE(result.problems.empty()) << yaml;
+        }
+    }
 }
 
 }  // namespace

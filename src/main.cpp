@@ -20,6 +20,7 @@
 
 #include "config/config_loader.h"
 #include "config/litellm_import.h"
+#include "config/yaml_limits.h"
 #include "core/clock.h"
 #include "core/url.h"
 #include "core/version.h"
@@ -59,12 +60,15 @@ void PrintProblems(const std::vector<config::Problem>& problems) {
     for (const auto& p : problems) fmt::print(stderr, "{}\n", p.ToString());
 }
 
+// A config file's text, read no further than a config may be (one past it, so the loader sees
+// it is too long): a path such as /dev/zero must not fill memory.
 std::optional<std::string> ReadFile(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return std::nullopt;
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+    std::string text(config::kMaxConfigBytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    return text;
 }
 
 // A config file, Switchyard's own or a LiteLLM proxy config (imported; what could not be carried
@@ -263,7 +267,15 @@ int Serve(const std::vector<std::string_view>& args) {
             result.problems.push_back("serving the embedded config: there is no file to reload");
             return result;
         }
-        config::LoadResult fresh = LoadAnyConfig(*config_path, env);
+        config::LoadResult fresh;
+        try {
+            fresh = LoadAnyConfig(*config_path, env);
+        } catch (const std::exception& e) {
+            // The loader returns its problems; anything else is refused too, never the process's
+            // end: the running config keeps serving.
+            result.problems.push_back(*config_path + ": " + e.what());
+            return result;
+        }
         for (const auto& problem : fresh.problems) result.problems.push_back(problem.ToString());
         if (!result.problems.empty()) return result;
         auto next = std::make_shared<config::Config>(*fresh.config);

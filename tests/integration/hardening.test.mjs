@@ -245,3 +245,45 @@ test('with client keys, /metrics needs the master key and /v1/models a key (its 
                                              headers: { authorization: `Bearer ${MASTER}` } });
   assert.deepEqual(JSON.parse(all.body).data.map((m) => m.id), ['a', 'b']);
 });
+
+test('a client\'s JSON schema cannot crash or stall the gateway: patterns run in linear time',
+     async () => {
+  const mock = await startMock();
+  started.push(mock);
+  // One worker: a check that held its event loop would hold every other request.
+  const gateway = await startGateway(`models:\n${group('a', mock.port)}`, { workers: 1 });
+  started.push(gateway);
+  const ask = (property) => request(gateway.port, {
+    body: {
+      model: 'a',
+      messages: [{ role: 'user', content: 'Fill it in' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'x', schema: {
+        type: 'object', required: ['s'], properties: { s: property } } } },
+    },
+  });
+  // `.*` against 100,000 characters overflowed the stack of a backtracking engine (SIGSEGV).
+  const long = await ask({ type: 'string', minLength: 100000, pattern: '.*' });
+  assert.equal(long.status, 200, long.body.slice(0, 300));
+  assert.equal(long.headers['x-switchyard-validation'], 'passed');
+  // `^(\w+)+!$` against 28 characters took seconds of backtracking on the event loop; meanwhile
+  // a plain request on the same worker is answered at once.
+  const started_at = Date.now();
+  const [nested, plain] = await Promise.all([
+    ask({ type: 'string', minLength: 28, maxLength: 28, pattern: '^(\\w+)+!$' }),
+    (async () => {
+      await sleep(5);
+      const res = await request(gateway.port, { body: { model: 'a', messages: [] } });
+      return { res, ms: Date.now() - started_at };
+    })(),
+  ]);
+  assert.equal(nested.status, 502, nested.body);
+  assert.equal(JSON.parse(nested.body).error.code, 'invalid_output');
+  assert.equal(plain.res.status, 200);
+  assert.ok(plain.ms < 1000, `a plain request waited ${plain.ms} ms`);
+  assert.ok(Date.now() - started_at < 2000);
+  // A pattern RE2 cannot run (lookahead) is not checked: the answer is served, marked skipped.
+  const lookahead = await ask({ type: 'string', pattern: '^(?=t)' });
+  assert.equal(lookahead.status, 200);
+  assert.equal(lookahead.headers['x-switchyard-validation'], 'skipped');
+  assert.equal(gateway.child.exitCode, null);
+});

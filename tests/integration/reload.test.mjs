@@ -126,3 +126,47 @@ test('POST /admin/reload needs the master key and answers with what it loaded', 
   assert.deepEqual(await res.json(), { reloaded: true, model_groups: 2, deployments: 2 });
   assert.equal((await chat('b')).status, 404, 'b is gone again');
 });
+
+test('a reload of a file whose YAML aliases expand without bound is refused; the gateway lives on',
+     async () => {
+  // Nine levels of nine aliases: 9^9 nodes once expanded.
+  let bomb = 'a0: &a0 [x, x, x, x, x, x, x, x, x]\n';
+  for (let i = 1; i <= 9; i++) {
+    const p = `*a${i - 1}`;
+    bomb += `a${i}: &a${i} [${Array(9).fill(p).join(', ')}]\n`;
+  }
+  const schema = bomb.split('\n').filter(Boolean).map((l) => `        ${l}`).join('\n');
+  writeFileSync(gateway.file, config(mock.port).replace('  - name: sick', `    validation:
+      schema:
+        type: object
+${schema}
+  - name: sick`));
+  gateway.child.kill('SIGHUP');
+  for (let i = 0; i < 100 && !/config_reload_refused","trigger":"SIGHUP"/.test(gateway.stderr());
+       i++) {
+    await sleep(20);
+  }
+  assert.match(gateway.stderr(), /"event":"config_reload_refused","trigger":"SIGHUP".*YAML aliases/);
+  assert.equal(gateway.child.exitCode, null, 'the gateway is still running');
+  assert.equal((await chat('a')).status, 200, 'the old config still serves');
+  writeFileSync(gateway.file, config(mock.port));
+});
+
+test('switchyard check refuses CR or LF in a value that reaches a header, without echoing it',
+     async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { GATEWAY_BIN, tempDir } = await import('./harness.mjs');
+  const file = `${tempDir()}/crlf.yaml`;
+  writeFileSync(file, `models:
+  - name: a
+    deployments: [{name: a, model: a, api_base: "http://127.0.0.1:1/v1", api_key: os.environ/SPLIT_KEY}]
+telemetry: {otlp_endpoint: "http://127.0.0.1:1/v1/traces", headers: {x-team: "ok\\r\\nx-evil: 1"}}
+`);
+  const run = spawnSync(GATEWAY_BIN, ['check', file], {
+    encoding: 'utf8', env: { ...process.env, SPLIT_KEY: 'sk-secret\r\nx-injected: yes' },
+  });
+  assert.equal(run.status, 1, run.stderr);
+  assert.match(run.stderr, /api_key.*control character/);
+  assert.match(run.stderr, /telemetry\.headers.*control character/);
+  assert.doesNotMatch(run.stderr, /sk-secret|x-injected|x-evil/);
+});

@@ -210,6 +210,9 @@ struct ServerConfig {
     std::size_t max_body_bytes = 8 * 1024 * 1024;
     Millis header_timeout{10'000};  // to receive a whole request once its first byte arrived
     Millis idle_timeout{60'000};    // keep-alive connection with no request
+    // A client that takes none of the bytes written to it for this long is gone (one that reads
+    // slowly but steadily never is, however long its answer).
+    Millis write_timeout{30'000};
     // On SIGTERM: for drain_delay, /health/ready answers 503 and every answer says
     // `Connection: close` while new connections are still accepted (load balancers notice and
     // stop sending); then the listener closes, idle connections close, and in-flight requests

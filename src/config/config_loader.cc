@@ -281,7 +281,8 @@ class Reader final {
 void ReadServer(Reader& r, const YAML::Node& node, ServerConfig& server) {
     if (!r.CheckMap(node, "server",
                     {"listen", "workers", "max_body_bytes", "header_timeout_ms", "idle_timeout_ms",
-                     "drain_delay_ms", "drain_timeout_ms", "master_key", "stream_mode"})) {
+                     "write_timeout_ms", "drain_delay_ms", "drain_timeout_ms", "master_key",
+                     "stream_mode"})) {
         return;
     }
     std::string listen;
@@ -293,6 +294,7 @@ void ReadServer(Reader& r, const YAML::Node& node, ServerConfig& server) {
     r.Integer(node, "max_body_bytes", server.max_body_bytes, 1024, 1LL << 30);
     r.Duration(node, "header_timeout_ms", server.header_timeout);
     r.Duration(node, "idle_timeout_ms", server.idle_timeout);
+    r.Duration(node, "write_timeout_ms", server.write_timeout);
     r.Duration(node, "drain_delay_ms", server.drain_delay, 0);
     r.Duration(node, "drain_timeout_ms", server.drain_timeout);
     r.SecretValue(node, "master_key", server.master_key);

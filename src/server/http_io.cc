@@ -65,7 +65,8 @@ bool EndWrite(RequestContext& ctx, const boost::system::error_code& ec, std::siz
     ctx.keep_alive = false;
     if (stalled) {
         ctx.error = "the client read nothing for " +
-                    std::to_string(kDownstreamStallTimeout.count()) + " s: the answer was cut";
+                    std::to_string(ctx.Config().server.write_timeout.count()) +
+                    " ms: the answer was cut";
     }
     return false;
 }

@@ -37,15 +37,13 @@ asio::awaitable<bool> WriteBody(RequestContext& ctx, std::string body,
 // The key a client presented: `Authorization: Bearer KEY` or `x-api-key: KEY` (empty: none).
 std::string_view PresentedKey(const Request& request);
 
-// How long a client may take none of the bytes written to it before it counts as gone. A client
-// that reads slowly but steadily — a large stream over a slow link — is never cut.
-inline constexpr std::chrono::seconds kDownstreamStallTimeout{30};
-
 // WriteNow's progress callback for a downstream write: each part that goes asynchronously gets
-// kDownstreamStallTimeout on ctx.watch.
+// server.write_timeout on ctx.watch, so a client that takes no bytes for that long counts as gone,
+// and one that reads slowly but steadily — a large stream over a slow link — is never cut.
 inline auto ArmWriteStall(RequestContext& ctx) {
     return [&ctx] {
-        ctx.watch.Arm(ctx.stream.socket(), ctx.Context().clock.Now() + kDownstreamStallTimeout);
+        ctx.watch.Arm(ctx.stream.socket(),
+                      ctx.Context().clock.Now() + ctx.Config().server.write_timeout);
     };
 }
 

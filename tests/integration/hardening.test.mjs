@@ -287,3 +287,54 @@ test('a client\'s JSON schema cannot crash or stall the gateway: patterns run in
   assert.equal(lookahead.headers['x-switchyard-validation'], 'skipped');
   assert.equal(gateway.child.exitCode, null);
 });
+
+test('a client that reads a large answer slowly but steadily is not cut; one that stops is',
+     async () => {
+  const mock = await startMock();
+  started.push(mock);
+  await mock.scenario([{ match: { model: 'big' }, fault: 'event_bytes=25165824' }]);
+  // A stall of 500 ms counts as gone; a 24 MB answer at ~12 MB/s takes longer than that in all.
+  const gateway = await startGateway(`server: {write_timeout_ms: 500}\nmodels:\n${group('big', mock.port)}`);
+  started.push(gateway);
+  const json = JSON.stringify({ model: 'big', messages: [{ role: 'user', content: 'all of it' }] });
+  const read = (pattern) => new Promise((resolve) => {
+    const socket = net.connect(gateway.port, '127.0.0.1', () => {
+      socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n` +
+                   `content-length: ${json.length}\r\n\r\n${json}`);
+    });
+    let bytes = 0;
+    const begun = Date.now();
+    socket.on('data', (d) => {
+      bytes += d.length;
+      if (pattern === 'steady') {
+        socket.pause();
+        setTimeout(() => socket.resume(), 5);
+      } else if (bytes > 1 << 20) {
+        socket.pause();  // and never again
+        setTimeout(() => socket.destroy(), 3000);
+      }
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => resolve({ bytes, ms: Date.now() - begun }));
+    socket.setTimeout(30000, () => socket.destroy());
+    if (pattern === 'steady') {
+      // The answer is complete once its Content-Length is read: then close.
+      const check = setInterval(() => {
+        if (bytes >= 25165824) { clearInterval(check); socket.end(); }
+      }, 20);
+      socket.on('close', () => clearInterval(check));
+    }
+  });
+  const steady = await read('steady');
+  console.log(`# a steady slow reader took ${steady.ms} ms for ${steady.bytes} bytes`);
+  assert.ok(steady.bytes >= 25165824, `cut after ${steady.bytes} bytes in ${steady.ms} ms`);
+  assert.ok(steady.ms > 500, 'the answer took longer than one write timeout in all');
+  const stopped = await read('stops');
+  assert.ok(stopped.bytes < 25165824, 'a client that stopped reading was not cut');
+  for (let i = 0; i < 100 && !gateway.logs.some((l) => /read nothing for 500 ms/.test(l.error ?? ''));
+       i++) {
+    await sleep(20);
+  }
+  assert.ok(gateway.logs.some((l) => /read nothing for 500 ms/.test(l.error ?? '')),
+            JSON.stringify(gateway.logs.map((l) => l.error)));
+});

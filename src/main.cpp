@@ -316,6 +316,8 @@ int Serve(const std::vector<std::string_view>& args) {
     // minutes (an SDK's backoff is seconds), at most 16,384 requests (about 1 MiB).
     limits::RecentGiveUps give_ups(16'384, std::chrono::minutes(2));
     context.give_ups = &give_ups;
+    limits::BodyBudget bodies;
+    context.bodies = &bodies;
     // A SIGHUP before the server watches for it must not end the process.
     std::signal(SIGHUP, SIG_IGN);
     auto server = std::make_unique<server::Server>(context);

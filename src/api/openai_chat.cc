@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <new>
+#include <optional>
 
 #include "api/chat_scan.h"
 #include "api/translate.h"
@@ -34,22 +36,63 @@ std::optional<std::vector<std::string>> NameList(const boost::json::value& list,
 
 }  // namespace
 
+namespace {
+
+// A request document's memory: a monotonic arena (a handful of block allocations instead of one
+// per JSON node) that the parse may fill to at most `limit` bytes. A body whose document would
+// take more is refused, not allowed to take the worker's memory: a request's parse is bounded by
+// its size. Edits after the parse (a rewrite for upstream) are not bounded.
+class BoundedArena final : public boost::json::memory_resource {
+  public:
+    explicit BoundedArena(std::size_t limit) : limit_(limit) {}
+    void Unbound() { limit_ = static_cast<std::size_t>(-1); }
+
+  private:
+    void* do_allocate(std::size_t n, std::size_t align) override {
+        if (n > limit_ - used_) throw std::bad_alloc();
+        used_ += n;
+        return arena_.allocate(n, align);
+    }
+    void do_deallocate(void*, std::size_t, std::size_t) override {}  // freed with the arena
+    bool do_is_equal(const boost::json::memory_resource& other) const noexcept override {
+        return this == &other;
+    }
+
+    boost::json::monotonic_resource arena_;
+    std::size_t limit_;
+    std::size_t used_ = 0;
+};
+
+// What a request's document may take: a JSON value is 16 bytes however short its text, an object
+// member more; 16 times the text leaves room for any real request.
+constexpr std::size_t kDocumentBytesPerByte = 16;
+constexpr std::size_t kDocumentBytesExtra = 1 << 20;
+
+}  // namespace
+
 std::variant<boost::json::value, core::LocalError> ParseRequestObject(std::string_view body) {
     boost::system::error_code ec;
-    // A monotonic arena owned by the parsed value: a handful of block allocations instead of one
-    // per JSON node, on every request.
-    boost::json::value parsed = core::ParseJson(
-        body, ec, boost::json::make_shared_resource<boost::json::monotonic_resource>());
+    const boost::json::storage_ptr storage = boost::json::make_shared_resource<BoundedArena>(
+        body.size() * kDocumentBytesPerByte + kDocumentBytesExtra);
+    std::optional<boost::json::value> parsed;  // constructed in place: it keeps `storage`
+    try {
+        parsed.emplace(core::ParseJson(body, ec, storage));
+    } catch (const std::bad_alloc&) {
+        return core::LocalError{ErrorKind::kPayloadTooLarge,
+                                "The request body holds more JSON values than its size allows "
+                                "(a document over 16 times its text)."};
+    }
+    static_cast<BoundedArena*>(storage.get())->Unbound();
     if (ec) {
         return core::LocalError{ErrorKind::kMalformedJson,
                                 "We could not parse the JSON body of your request: " +
                                     ec.message() + ". The body must be valid JSON."};
     }
-    if (!parsed.is_object()) {
+    if (!parsed->is_object()) {
         return core::LocalError{ErrorKind::kMalformedJson,
                                 "The request body must be a JSON object."};
     }
-    return parsed;
+    return std::move(*parsed);
 }
 
 std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view body) {
@@ -61,6 +104,7 @@ std::variant<ChatRequest, core::LocalError> ParseOpenAiChat(std::string_view bod
         request.include_usage = scan->include_usage;
         request.max_tokens = scan->max_tokens;
         request.raw = body;
+        request.raw_model = scan->model;
         return request;
     }
     auto parsed = ParseRequestObject(body);
@@ -118,17 +162,37 @@ std::variant<ChatRequest, core::LocalError> ChatRequestFromCanonical(boost::json
 
 std::string RenderUpstreamBody(const ChatRequest& request, std::string_view model,
                                const RequestOverrides& overrides) {
-    boost::json::value copy = request.body;
-    if (copy.is_null()) {
+    const bool overridden =
+        (overrides.system_prompt != nullptr && overrides.system_prompt->has_value()) ||
+        overrides.stream_upstream || (overrides.params != nullptr && !overrides.params->empty());
+    boost::json::value scanned;
+    const boost::json::value* document = &request.body;
+    if (request.body.is_null()) {
+        if (!overridden && !request.raw_model.empty()) {
+            // Only scanned, and only the model changes: the client's bytes with the model spliced
+            // in (the scan found it unescaped, the only `model` of the object).
+            const std::size_t at =
+                static_cast<std::size_t>(request.raw_model.data() - request.raw.data());
+            std::string out;
+            out.reserve(request.raw.size() + model.size() + 8);
+            out.append(request.raw.substr(0, at));
+            const std::string quoted = boost::json::serialize(boost::json::string(model));
+            out.append(quoted.substr(1, quoted.size() - 2));
+            out.append(request.raw.substr(at + request.raw_model.size()));
+            return out;
+        }
         // Only scanned so far: the document is built now, for the rewrite.
         boost::system::error_code ec;
-        copy = core::ParseJson(request.raw, ec);
-        if (ec || !copy.is_object()) return std::string(request.raw);  // not ours to fix
+        scanned = core::ParseJson(request.raw, ec);
+        if (ec || !scanned.is_object()) return std::string(request.raw);  // not ours to fix
+        document = &scanned;
     }
-    boost::json::object& object = copy.get_object();
-    object["model"] = model;
-    object.erase("models");
-    object.erase("fallbacks");
+    const boost::json::object& object = document->get_object();
+    // The changes only: the request's document is never copied for them.
+    const boost::json::value model_value(model);
+    std::vector<core::MemberEdit> edits{
+        {"model", &model_value}, {"models", nullptr}, {"fallbacks", nullptr}};
+    boost::json::value messages_value;
     if (overrides.system_prompt != nullptr && overrides.system_prompt->has_value()) {
         boost::json::array messages;
         messages.push_back(
@@ -145,31 +209,33 @@ std::string RenderUpstreamBody(const ChatRequest& request, std::string_view mode
                 messages.push_back(m);
             }
         }
-        object["messages"] = std::move(messages);
+        messages_value = std::move(messages);
+        edits.push_back({"messages", &messages_value});
     }
+    const boost::json::value stream_true(true);
+    const boost::json::value usage_options = boost::json::object{{"include_usage", true}};
     if (overrides.stream_upstream) {
-        object["stream"] = true;
-        object["stream_options"] = {{"include_usage", true}};
+        edits.push_back({"stream", &stream_true});
+        edits.push_back({"stream_options", &usage_options});
     }
+    std::vector<boost::json::value> params;
     if (overrides.params != nullptr) {
+        params.reserve(overrides.params->size());  // the edits point into it
         for (const auto& [name, json] : *overrides.params) {
             boost::system::error_code ec;
             boost::json::value value = core::ParseJson(json, ec);
-            if (!ec) object[name] = std::move(value);
+            if (ec) continue;
+            params.push_back(std::move(value));
+            edits.push_back({name, &params.back()});
         }
     }
-    return boost::json::serialize(copy);
+    return core::SerializeEdited(object, edits);
 }
 
 std::variant<ChatRequest, core::LocalError> ParseAnthropicMessages(std::string_view body) {
-    boost::system::error_code ec;
-    boost::json::value parsed = core::ParseJson(body, ec);
-    if (ec || !parsed.is_object()) {
-        return core::LocalError{
-            ErrorKind::kMalformedJson,
-            ec ? "We could not parse the JSON body of your request: " + ec.message() + "."
-               : std::string("The request body must be a JSON object.")};
-    }
+    auto read = ParseRequestObject(body);
+    if (auto* error = std::get_if<core::LocalError>(&read)) return *error;
+    boost::json::value parsed = std::move(std::get<boost::json::value>(read));
     boost::json::object& original = parsed.get_object();
     // Gateway fields ride along in the canonical request and never reach a provider.
     boost::json::object gateway;

@@ -31,6 +31,7 @@ struct ChatRequest {
     boost::json::value body;
     // The client's bytes when `body` was not built: parsed on demand. Must outlive the request.
     std::string_view raw;
+    std::string_view raw_model;  // the model's bytes within `raw` (a scanned request only)
     std::string model;  // the model group the client named (models[0] when `models` is used)
     bool stream = false;
     bool include_usage = false;   // stream_options.include_usage

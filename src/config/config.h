@@ -208,6 +208,11 @@ struct ServerConfig {
     std::uint16_t listen_port = 4000;
     unsigned workers = 0;  // 0: one per core
     std::size_t max_body_bytes = 8 * 1024 * 1024;
+    // Request bodies being served at once, in all and per client (its credential): past either a
+    // request is refused before its body is read (503 / 429, retry-after 1 s). A body costs several
+    // times its size while it is served; these bound what many large bodies may take together.
+    std::size_t max_body_bytes_in_flight = 64 * 1024 * 1024;
+    std::size_t max_body_bytes_in_flight_per_key = 32 * 1024 * 1024;
     Millis header_timeout{10'000};  // to receive a whole request once its first byte arrived
     Millis idle_timeout{60'000};    // keep-alive connection with no request
     // A client that takes none of the bytes written to it for this long is gone (one that reads

@@ -280,7 +280,8 @@ class Reader final {
 
 void ReadServer(Reader& r, const YAML::Node& node, ServerConfig& server) {
     if (!r.CheckMap(node, "server",
-                    {"listen", "workers", "max_body_bytes", "header_timeout_ms", "idle_timeout_ms",
+                    {"listen", "workers", "max_body_bytes", "max_body_bytes_in_flight",
+                     "max_body_bytes_in_flight_per_key", "header_timeout_ms", "idle_timeout_ms",
                      "write_timeout_ms", "drain_delay_ms", "drain_timeout_ms", "master_key",
                      "stream_mode"})) {
         return;
@@ -292,6 +293,9 @@ void ReadServer(Reader& r, const YAML::Node& node, ServerConfig& server) {
     }
     r.Integer(node, "workers", server.workers, 0, 256);
     r.Integer(node, "max_body_bytes", server.max_body_bytes, 1024, 1LL << 30);
+    r.Integer(node, "max_body_bytes_in_flight", server.max_body_bytes_in_flight, 1024, 1LL << 40);
+    r.Integer(node, "max_body_bytes_in_flight_per_key", server.max_body_bytes_in_flight_per_key,
+              1024, 1LL << 40);
     r.Duration(node, "header_timeout_ms", server.header_timeout);
     r.Duration(node, "idle_timeout_ms", server.idle_timeout);
     r.Duration(node, "write_timeout_ms", server.write_timeout);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/parse.hpp>
+#include <boost/json/serializer.hpp>
+#include <boost/json/string.hpp>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -185,6 +187,52 @@ boost::json::value ParseJson(std::string_view text, boost::system::error_code& e
         return {};
     }
     return value;
+}
+
+void AppendJson(std::string& out, const boost::json::value& value) {
+    boost::json::serializer serializer;
+    serializer.reset(&value);
+    while (!serializer.done()) {
+        const std::size_t used = out.size();
+        out.resize(used + std::max<std::size_t>(4096, used / 2));
+        const std::string_view written = serializer.read(out.data() + used, out.size() - used);
+        out.resize(used + written.size());
+    }
+}
+
+std::string SerializeEdited(const boost::json::object& object, std::span<const MemberEdit> edits) {
+    std::string out;
+    out.reserve(256);
+    out += '{';
+    bool first = true;
+    auto member = [&](std::string_view key, const boost::json::value& value) {
+        if (!first) out += ',';
+        first = false;
+        AppendJson(out, boost::json::string(key));
+        out += ':';
+        AppendJson(out, value);
+    };
+    // The last edit of a key is the one that counts.
+    auto last = [&](std::string_view key) {
+        const auto it = std::find_if(edits.rbegin(), edits.rend(),
+                                     [&](const MemberEdit& e) { return e.key == key; });
+        return it == edits.rend() ? nullptr : &*it;
+    };
+    for (const auto& kv : object) {
+        const MemberEdit* edit = last(kv.key());
+        if (edit == nullptr) {
+            member(kv.key(), kv.value());
+        } else if (edit->value != nullptr) {
+            member(kv.key(), *edit->value);
+        }
+    }
+    for (const MemberEdit& edit : edits) {
+        if (edit.value != nullptr && last(edit.key) == &edit && !object.contains(edit.key)) {
+            member(edit.key, *edit.value);
+        }
+    }
+    out += '}';
+    return out;
 }
 
 bool IsJsonObject(std::string_view text) {

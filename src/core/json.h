@@ -6,6 +6,7 @@
 #include <boost/json/value.hpp>
 #include <cstddef>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace switchyard::core {
@@ -25,6 +26,21 @@ boost::json::value ParseJson(std::string_view text, boost::system::error_code& e
 // Whether `text` is one well-formed JSON object within kMaxJsonDepth — checked without building a
 // document (no allocation), for an upstream answer that is passed on as it came.
 bool IsJsonObject(std::string_view text);
+
+// Appends `value` serialised to `out`, without a temporary copy of its text.
+void AppendJson(std::string& out, const boost::json::value& value);
+
+// One member change for SerializeEdited: `value` replaces the member `key` (null: removes it); of
+// several edits of one key, the last counts.
+struct MemberEdit {
+    std::string_view key;
+    const boost::json::value* value = nullptr;
+};
+
+// `object` serialised with `edits` applied, without copying it: an edited member keeps its place,
+// an edit of a member it does not have is appended (in the order of `edits`; removals of absent
+// members do nothing). The document of a large request is not duplicated for a changed model.
+std::string SerializeEdited(const boost::json::object& object, std::span<const MemberEdit> edits);
 
 // What a top-level member of a JSON object holds (kAbsent: no such member).
 enum class JsonKind { kAbsent, kNull, kBool, kNumber, kString, kArray, kObject };

@@ -92,9 +92,9 @@ std::variant<UpstreamRequest, core::LocalError> AnthropicRequest(
         if (request.model == deployment.model && !request.has_gateway_fields) {
             out.shared = &client_body;
         } else {
-            boost::json::object body = request.original;
-            body["model"] = deployment.model;
-            out.rendered = boost::json::serialize(body);
+            const boost::json::value model(deployment.model);
+            const core::MemberEdit edits[] = {{"model", &model}};
+            out.rendered = core::SerializeEdited(request.original, edits);
         }
     } else {
         const std::string canonical = api::RenderUpstreamBody(request, deployment.model, overrides);

@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "core/asio.h"
 #include "core/clock.h"
+#include "limits/body_budget.h"
 #include "limits/client_budgets.h"
 #include "limits/client_keys.h"
 #include "limits/headroom.h"
@@ -70,6 +71,8 @@ struct ServerContext {
     // Requests given up on lately: the same one again is a client's retry
     // (limits/recent_give_ups.h).
     limits::RecentGiveUps* give_ups = nullptr;
+    // Request bodies in flight, in all and per client (server.max_body_bytes_in_flight).
+    limits::BodyBudget* bodies = nullptr;
     // Detached requests whose clients left, still working for their kept answers (ClientWatch).
     std::atomic<int> orphans{0};
 

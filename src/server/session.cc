@@ -260,6 +260,54 @@ asio::awaitable<void> RejectUnreadable(Worker& worker, beast::tcp_stream& stream
     Finish(ctx);
 }
 
+// Reserves `bytes` of request body (its Content-Length before it is read, a chunked body's size
+// once read); a refusal to answer, when the bodies in flight are over a bound.
+std::optional<core::LocalError> ReserveBody(Worker& worker, const RequestParser& parser,
+                                            std::uint64_t length,
+                                            limits::BodyBudget::Reservation& reservation) {
+    ServerContext& context = worker.context;
+    if (context.bodies == nullptr) return std::nullopt;
+    const config::ServerConfig& server = context.Config()->server;
+    const auto bytes = static_cast<std::size_t>(length);
+    const std::uint64_t client = std::hash<std::string_view>()(PresentedKey(parser.get()));
+    switch (context.bodies->Reserve(client, bytes, server.max_body_bytes_in_flight,
+                                    server.max_body_bytes_in_flight_per_key, reservation)) {
+        case limits::BodyBudget::Refusal::kNone:
+            return std::nullopt;
+        case limits::BodyBudget::Refusal::kClient:
+            return core::LocalError{
+                core::ErrorKind::kRateLimited,
+                fmt::format("This client has {} bytes of request bodies in flight; with this one "
+                            "it would pass server.max_body_bytes_in_flight_per_key ({}). Retry "
+                            "once one of them is answered.",
+                            context.bodies->InFlightOf(client),
+                            server.max_body_bytes_in_flight_per_key)};
+        case limits::BodyBudget::Refusal::kTotal:
+            break;
+    }
+    return core::LocalError{
+        core::ErrorKind::kOverloaded,
+        fmt::format("Switchyard has {} bytes of request bodies in flight; with "
+                    "this one it would pass server.max_body_bytes_in_flight "
+                    "({}). Retry shortly.",
+                    context.bodies->InFlight(), server.max_body_bytes_in_flight)};
+}
+
+// Answers a request refused before its body was read; the connection closes afterwards.
+asio::awaitable<void> RejectBody(Worker& worker, beast::tcp_stream& stream, upstream::Watch& watch,
+                                 const RequestParser& parser, const core::LocalError& error,
+                                 std::chrono::steady_clock::time_point start) {
+    RequestContext ctx{worker, stream, watch, {}, {}, false, start, {}};
+    ctx.record.start = worker.context.clock.WallNow();
+    ctx.request.base() = parser.get().base();
+    ctx.path = core::Printable(ctx.request.target().substr(0, ctx.request.target().find('?')));
+    if (ctx.path == "/v1/messages") ctx.wire = api::Wire::kAnthropic;
+    ctx.record.route = "refused";
+    ctx.reply_headers.emplace_back("retry-after", "1");
+    co_await WriteLocalError(ctx, error);
+    Finish(ctx);
+}
+
 // A connection's place in its worker's session list and in the connections gauge, given back
 // however the session ends.
 class SessionEntry final {
@@ -332,7 +380,19 @@ asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
         parser.header_limit(kMaxRequestHeaderBytes);
         watch.Arm(stream.socket(), start + limits.header_timeout);
         auto [read_ec, read] = co_await http::async_read_header(stream, buffer, parser, kTuple);
+        limits::BodyBudget::Reservation body_bytes;
         if (!read_ec && !parser.is_done()) {
+            // A body of known length is refused before it is read.
+            const auto refused =
+                parser.content_length()
+                    ? ReserveBody(*worker, parser, *parser.content_length(), body_bytes)
+                    : std::nullopt;
+            if (refused) {
+                watch.Disarm();
+                co_await RejectBody(*worker, stream, watch, parser, *refused, start);
+                lingering_close = true;
+                break;
+            }
             // A client that sent `Expect: 100-continue` waits for a go-ahead before the body
             // (RFC 9110 section 10.1.1); the header timeout covers the body too.
             if (parser.get().version() >= 11 &&
@@ -356,6 +416,14 @@ asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
             co_await RejectUnreadable(*worker, stream, watch, parser, read_ec, start);
             lingering_close = true;
             break;
+        }
+        if (!parser.content_length() && !parser.get().body().empty()) {
+            // A chunked body's length is known once it is read (within server.max_body_bytes).
+            if (const auto refused =
+                    ReserveBody(*worker, parser, parser.get().body().size(), body_bytes)) {
+                co_await RejectBody(*worker, stream, watch, parser, *refused, start);
+                break;
+            }
         }
         const InFlightRequest in_flight(context.metrics);
         RequestContext ctx{*worker, stream, watch, parser.release(), {}, true, start, {}};

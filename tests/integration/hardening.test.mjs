@@ -10,7 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import net from 'node:net';
 import {
-  GATEWAY_BIN, startMock, startGateway, request, rawExchange, group, sleep, tempDir,
+  GATEWAY_BIN, startMock, startGateway, request, rawExchange, group, sleep, tempDir, metricValue,
 } from './harness.mjs';
 
 const MASTER = 'hardening-master-key-0123456789';
@@ -337,4 +337,32 @@ test('a client that reads a large answer slowly but steadily is not cut; one tha
   }
   assert.ok(gateway.logs.some((l) => /read nothing for 500 ms/.test(l.error ?? '')),
             JSON.stringify(gateway.logs.map((l) => l.error)));
+});
+
+test('request bodies in flight are bounded per client and in all: a 429 / 503 before the body',
+     async () => {
+  const mock = await startMock();
+  started.push(mock);
+  await mock.scenario([{ match: { model: 'slow' }, fault: 'delay_headers_ms=1500' }]);
+  const gateway = await startGateway(`
+server: {max_body_bytes_in_flight: 1000000, max_body_bytes_in_flight_per_key: 600000}
+models:\n${group('slow', mock.port)}`);
+  started.push(gateway);
+  const body = JSON.stringify({ model: 'slow', messages: [{ role: 'user', content: 'x'.repeat(400000) }] });
+  const send = (key) => request(gateway.port, { body, headers: { authorization: `Bearer ${key}` } });
+  const inFlight = [send('sk-one'), send('sk-two')];
+  // Wait until both are being served.
+  const serving = async () => metricValue(await gateway.metrics(), 'switchyard_in_flight_requests');
+  for (let i = 0; i < 100 && (await serving()) < 2; i++) await sleep(10);
+  assert.equal(await serving(), 2);
+  const perKey = await send('sk-one');
+  assert.equal(perKey.status, 429, perKey.body);
+  assert.equal(perKey.headers['retry-after'], '1');
+  assert.match(JSON.parse(perKey.body).error.message, /max_body_bytes_in_flight_per_key/);
+  const total = await send('sk-three');
+  assert.equal(total.status, 503, total.body);
+  assert.equal(JSON.parse(total.body).error.code, 'gateway_overloaded');
+  for (const r of await Promise.all(inFlight)) assert.equal(r.status, 200, r.body);
+  // Answered: the bytes are free again.
+  assert.equal((await send('sk-one')).status, 200);
 });

@@ -152,6 +152,20 @@ TEST(ChatScanTest, AScannedRequestIsRenderedFromItsBytesWhenRewritten) {
         boost::json::parse(RenderUpstreamBody(request, "gpt-4.1", {}));
     EXPECT_EQ(rendered.at("model").as_string(), "gpt-4.1");
     EXPECT_EQ(rendered.at("messages").as_array().size(), 1u);
+    // Only the model changes: the client's bytes with the model spliced in, no document built.
+    EXPECT_EQ(RenderUpstreamBody(request, "gpt-4.1", {}),
+              R"({"model":"gpt-4.1","messages":[{"role":"user","content":"hi"}]})");
+    // A model name that JSON must escape is escaped.
+    EXPECT_EQ(RenderUpstreamBody(request, "a\"b", {}),
+              R"({"model":"a\"b","messages":[{"role":"user","content":"hi"}]})");
+    // A "model" inside content is content.
+    const std::string tricky =
+        R"({"messages":[{"role":"user","content":"\"model\":\"x\""}],"model":"g"})";
+    const auto tricky_parsed = ParseOpenAiChat(tricky);
+    const std::string sent = RenderUpstreamBody(std::get<ChatRequest>(tricky_parsed), "m", {});
+    EXPECT_EQ(boost::json::parse(sent).at("model").as_string(), "m");
+    EXPECT_EQ(boost::json::parse(sent).at("messages").at(0).at("content").as_string(),
+              "\"model\":\"x\"");
 }
 
 }  // namespace

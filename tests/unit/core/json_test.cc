@@ -47,3 +47,26 @@ TEST(ReadObjectShapeTest, NamesTheKindOfEachTopLevelMember) {
 
 }  // namespace
 }  // namespace switchyard::core
+
+namespace switchyard::core {
+namespace {
+
+TEST(SerializeEditedTest, EditsKeepTheirPlaceRemovalsGoAndNewMembersAreAppended) {
+    boost::system::error_code ec;
+    const boost::json::value doc =
+        ParseJson(R"({"model":"a","models":["x"],"input":[1,2,3],"n":1})", ec);
+    ASSERT_FALSE(ec);
+    const boost::json::value model("b");
+    const boost::json::value stream(true);
+    const boost::json::value two(2);
+    const MemberEdit edits[] = {{"model", &model},   {"models", nullptr}, {"stream", &stream},
+                                {"absent", nullptr}, {"n", &stream},      {"n", &two}};
+    EXPECT_EQ(SerializeEdited(doc.get_object(), edits),
+              R"({"model":"b","input":[1,2,3],"n":2,"stream":true})");
+    std::string out = "x";
+    AppendJson(out, ParseJson(R"({"k":"\u0001"})", ec));
+    EXPECT_EQ(out, R"(x{"k":"\u0001"})");
+}
+
+}  // namespace
+}  // namespace switchyard::core

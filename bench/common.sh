@@ -92,8 +92,9 @@ setup_traps() {
 
 require_tools() {
     local t
+    "$ROOT/scripts/setup.sh" bench >/dev/null
     for t in wrk taskset flock getconf ss awk sort curl "$NGINX_BIN"; do
-        command -v "$t" >/dev/null 2>&1 || die "$t not found (scripts/setup.sh installs it)"
+        command -v "$t" >/dev/null 2>&1 || die "$t not found (scripts/setup.sh bench installs it)"
     done
     [ "$(getconf _NPROCESSORS_ONLN)" -ge 2 ] || die "needs at least 2 CPUs (proxy on CPU $PROXY_CPU, load on CPU $LOAD_CPU)"
 }

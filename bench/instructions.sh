@@ -8,7 +8,7 @@
 #   CONNS=8 DURATION=4 bench/instructions.sh
 #
 # Both proxies run under callgrind (about 50x slower), so the figures are per request, never per
-# second. Needs valgrind (scripts/setup.sh installs it).
+# second. Needs valgrind (scripts/setup.sh bench installs it).
 set -euo pipefail
 BENCH_DIR="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=bench/common.sh
@@ -19,7 +19,7 @@ DURATION="${DURATION:-4}"
 
 setup_traps
 command -v valgrind >/dev/null 2>&1 && command -v callgrind_control >/dev/null 2>&1 ||
-    die "valgrind not found (scripts/setup.sh installs it)"
+    die "valgrind not found (scripts/setup.sh bench installs it)"
 require_tools
 acquire_lock
 build_if_missing

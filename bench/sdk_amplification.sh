@@ -6,7 +6,7 @@
 #   bench/sdk_amplification.sh [requests-per-row]        (default 3; about a minute)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh >/dev/null
+scripts/setup.sh bench >/dev/null
 cmake --preset release >/dev/null
 cmake --build build/release -j"$(nproc)" --target switchyard switchyard-mock >/dev/null
 export SWITCHYARD_BIN="$PWD/build/release/src/switchyard"

@@ -6,7 +6,7 @@
 #   SECONDS_=1800 CLIENTS=120 bench/soak.sh   # 30 minutes
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh >/dev/null
+scripts/setup.sh test >/dev/null
 cmake --preset release >/dev/null
 cmake --build build/release -j"$(nproc)" --target switchyard switchyard-mock >/dev/null
 export SWITCHYARD_BIN="$PWD/build/release/src/switchyard"

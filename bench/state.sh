@@ -19,7 +19,7 @@ KEY="bench-client-key-0123456789abcdef"
 
 setup_traps
 require_tools
-command -v redis-server >/dev/null || die "redis-server is missing (scripts/setup.sh installs it)"
+command -v redis-server >/dev/null || die "redis-server is missing (scripts/setup.sh bench installs it)"
 acquire_lock
 build_if_missing
 build_openloop_if_missing

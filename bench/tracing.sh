@@ -17,7 +17,7 @@ TARGETS="direct nginx off unsampled sampled"
 
 setup_traps
 require_tools
-command -v node >/dev/null || die "node is missing (scripts/setup.sh installs it)"
+command -v node >/dev/null || die "node is missing (scripts/setup.sh bench installs it)"
 acquire_lock
 build_if_missing
 build_openloop_if_missing

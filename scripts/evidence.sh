@@ -6,6 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+scripts/setup.sh bench >/dev/null
 cmake --preset release >/dev/null
 cmake --build build/release -j2 --target switchyard-sim >/dev/null
 SIM=build/release/tools/sim/switchyard-sim

@@ -76,6 +76,9 @@ std::optional<std::chrono::system_clock::time_point> ParseRfc3339(std::string_vi
         text[13] != ':' || text[16] != ':' || *hour > 23 || *minute > 59 || *second > 60) {
         return std::nullopt;
     }
+    // The clock counts nanoseconds from 1970 in 64 bits: years outside 1970-2200 would overflow
+    // it, and no rate limit resets then.
+    if (*year < 1970 || *year > 2200) return std::nullopt;
     const year_month_day date{std::chrono::year(*year), std::chrono::month(*month),
                               std::chrono::day(*day)};
     if (!date.ok()) return std::nullopt;

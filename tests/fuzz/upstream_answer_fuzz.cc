@@ -91,7 +91,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     boost::json::object expected = o;
     expected["model"] = "m";
     expected.erase("error");
+    // Both sides pass through text once: the parser's reading of a long number is not exact.
     const boost::json::value rewritten = core::ParseJson(core::SerializeEdited(o, edits), ec);
-    if (ec || rewritten != boost::json::value(expected)) std::abort();
+    if (ec) std::abort();
+    const boost::json::value want =
+        core::ParseJson(boost::json::serialize(boost::json::value(expected)), ec);
+    if (ec || rewritten != want) std::abort();
     return 0;
 }

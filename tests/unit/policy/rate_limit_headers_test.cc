@@ -41,6 +41,10 @@ TEST(Rfc3339Test, ParsesAnthropicResets) {
     EXPECT_FALSE(ParseRfc3339("2024-03-26T20:00:00"));
     EXPECT_FALSE(ParseRfc3339("2024-03-26T25:00:00Z"));
     EXPECT_FALSE(ParseRfc3339("2024-03-26T20:00:00Zjunk"));
+    // Years the nanosecond clock cannot hold overflowed it (found by fuzz_rate_limit_headers).
+    EXPECT_FALSE(ParseRfc3339("0000-01-01T00:00:00Z"));
+    EXPECT_FALSE(ParseRfc3339("1500-01-01T00:00:00Z"));
+    EXPECT_FALSE(ParseRfc3339("9999-12-31T23:59:59Z"));
 }
 
 TEST(RateLimitHeadersTest, ReadsBothProviders) {

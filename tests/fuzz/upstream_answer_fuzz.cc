@@ -73,16 +73,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         // A repeated key: the document keeps the last, and so does the shape.
         if (shape.members[i] != want) std::abort();
     }
-    for (const api::Wire wire : {api::Wire::kOpenAi, api::Wire::kAnthropic, api::Wire::kResponses}) {
+    for (const api::Wire wire :
+         {api::Wire::kOpenAi, api::Wire::kAnthropic, api::Wire::kResponses}) {
         const std::string_view content = wire == api::Wire::kAnthropic   ? "content"
                                          : wire == api::Wire::kResponses ? "output"
                                                                          : "choices";
         const boost::json::value* error = o.if_contains("error");
         const boost::json::value* body = o.if_contains(content);
-        const api::AnswerShape want = error != nullptr && !error->is_null() ? api::AnswerShape::kError
-                                      : body == nullptr || !body->is_array()
-                                          ? api::AnswerShape::kWrongShape
-                                          : api::AnswerShape::kAnswer;
+        const api::AnswerShape want =
+            error != nullptr && !error->is_null()  ? api::AnswerShape::kError
+            : body == nullptr || !body->is_array() ? api::AnswerShape::kWrongShape
+                                                   : api::AnswerShape::kAnswer;
         if (api::ShapeOfAnswer(text, wire, api::Endpoint::kChat) != want) std::abort();
     }
     // A rewrite of the model and a removal parse back as the same edit of the document.

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "config/config_loader.h"
+#include "config/key_request.h"
 #include "config/litellm_import.h"
 #include "config/yaml_limits.h"
 #include "core/clock.h"
@@ -31,7 +32,6 @@
 #include "observe/access_log.h"
 #include "observe/metrics.h"
 #include "observe/trace_exporter.h"
-#include "server/key_request.h"
 #include "server/runtime.h"
 #include "server/server.h"
 #include "state/redis_state.h"
@@ -172,8 +172,8 @@ state::RedisState::Handlers SharedStateHandlers(server::RuntimeSlot& runtime,
     // A key another replica added: read as the admin API reads one, against this config.
     const auto add = [&runtime, &keys](const boost::json::object& body) {
         auto parsed =
-            server::ParseKeyRequest(boost::json::serialize(body), *runtime.Current()->config);
-        if (auto* request = std::get_if<server::KeyRequest>(&parsed)) {
+            config::ParseKeyRequest(boost::json::serialize(body), *runtime.Current()->config);
+        if (auto* request = std::get_if<config::KeyRequest>(&parsed)) {
             std::string already;  // delivered twice, or read again after a reconnect
             keys.Add(std::move(request->key), already);
         }

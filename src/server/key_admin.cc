@@ -3,10 +3,10 @@
 #include <boost/json.hpp>
 
 #include "config/client_key.h"
+#include "config/key_request.h"
 #include "core/names.h"
 #include "server/admin_handlers.h"
 #include "server/http_io.h"
-#include "server/key_request.h"
 
 namespace switchyard::server {
 boost::json::object DescribeKey(const limits::ClientKeyState& key, const core::Clock& clock) {
@@ -57,12 +57,12 @@ asio::awaitable<void> ServeAddKey(RequestContext& ctx) {
         co_await WriteLocalError(ctx, *denied);
         co_return;
     }
-    auto parsed = ParseKeyRequest(ctx.request.body(), ctx.Config());
+    auto parsed = config::ParseKeyRequest(ctx.request.body(), ctx.Config());
     if (const auto* refusal = std::get_if<core::LocalError>(&parsed)) {
         co_await WriteLocalError(ctx, *refusal);
         co_return;
     }
-    KeyRequest& request = std::get<KeyRequest>(parsed);
+    config::KeyRequest& request = std::get<config::KeyRequest>(parsed);
     std::string why;
     const std::shared_ptr<limits::ClientKeyState> added =
         ctx.Context().keys.Add(std::move(request.key), why);
@@ -75,7 +75,7 @@ asio::awaitable<void> ServeAddKey(RequestContext& ctx) {
     }
     // The other replicas of a fleet get it too (docs/state.md).
     if (ctx.Context().shared != nullptr) {
-        ctx.Context().shared->ShareKeyAdded(KeyRequestBody(added->Policy()));
+        ctx.Context().shared->ShareKeyAdded(config::KeyRequestBody(added->Policy()));
     }
     boost::json::object answer = DescribeKey(*added, ctx.Context().clock);
     // A generated key is shown this once; only its hash is kept.

@@ -5,7 +5,9 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMock, startGateway, startRedis, request, sleep, metricValue } from './harness.mjs';
+import {
+  startMock, startGateway, startRedis, request, sleep, metricValue, eventually,
+} from './harness.mjs';
 
 let mock;
 let gateway;
@@ -496,11 +498,8 @@ models:
     deployments: [{name: r-a, model: redis-model, api_base: "http://127.0.0.1:${mock.port}/v1"}]
 `);
   try {
-    for (let tries = 0; metricValue(await own.metrics(), 'switchyard_state_redis_up') !== 1;
-         ++tries) {
-      assert.ok(tries < 100, 'redis up');
-      await sleep(50);
-    }
+    await eventually(async () => metricValue(await own.metrics(), 'switchyard_state_redis_up') === 1,
+                     { what: 'redis up' });
     await upstream('redis-model');
     const key = freshKey();
     const send = () => request(own.port, {

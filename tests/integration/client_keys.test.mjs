@@ -4,7 +4,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMock, startGateway, request, sleep } from './harness.mjs';
+import { startMock, startGateway, request, sleep, eventually } from './harness.mjs';
 
 const MASTER = 'test-master-key-0123456789';
 const KEYS = {
@@ -135,8 +135,7 @@ test('TPM counts the input estimate plus max_tokens', async () => {
   await mock.scenario([{ match: { model: 'broken' }, fault: 'status=500' },
                        { match: { model: 'model-a' }, fault: 'delay_headers_ms=1000', times: 1 }]);
   const first = chat(KEYS.TPM_KEY, { max_tokens: 600 });
-  for (let i = 0; i < 200 && (await tokens()) < 600; i++) await sleep(5);
-  assert.ok((await tokens()) >= 600);
+  await eventually(async () => (await tokens()) >= 600, { what: 'the first request admitted' });
   // While it runs, 400 more do not fit: a 429 with an exact wait.
   const refused = await chat(KEYS.TPM_KEY, { max_tokens: 400 });
   assert.equal(refused.status, 429);
@@ -144,7 +143,7 @@ test('TPM counts the input estimate plus max_tokens', async () => {
   assert.ok(Number(refused.headers['retry-after-ms']) > 0);
   assert.equal((await first).status, 200);
   // It settles at its reported usage (a few tokens) as it ends, a moment after its answer...
-  for (let i = 0; i < 200 && (await tokens()) >= 600; i++) await sleep(5);
+  await eventually(async () => (await tokens()) < 600, { what: 'the first request settled' });
   // ...so 600 more fit.
   assert.equal((await chat(KEYS.TPM_KEY, { max_tokens: 600 })).status, 200);
   await mock.scenario([{ match: { model: 'broken' }, fault: 'status=500' }]);

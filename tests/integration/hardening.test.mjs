@@ -11,6 +11,7 @@ import path from 'node:path';
 import net from 'node:net';
 import {
   GATEWAY_BIN, startMock, startGateway, request, rawExchange, group, sleep, tempDir, metricValue,
+  eventually,
 } from './harness.mjs';
 
 const MASTER = 'hardening-master-key-0123456789';
@@ -123,8 +124,8 @@ test('out of file descriptors for an upstream: a 503 of the gateway\'s own; no d
       s.on('error', () => {});
       sockets.push(s);
     }
-    for (let i = 0; i < 100 && !/"event":"accept_failed"/.test(stderr); i++) await sleep(20);
-    assert.match(stderr, /"event":"accept_failed"/, 'the gateway ran out of descriptors');
+    await eventually(() => /"event":"accept_failed"/.test(stderr),
+                     { what: 'the gateway to run out of descriptors' });
     const body = JSON.stringify({ model: 'a', messages: [{ role: 'user', content: 'hi' }] });
     for (const socket of sockets.slice(0, 3)) {
       const { head, body: answer } = await rawRequest(socket, body);
@@ -331,12 +332,8 @@ test('a client that reads a large answer slowly but steadily is not cut; one tha
   assert.ok(steady.ms > 500, 'the answer took longer than one write timeout in all');
   const stopped = await read('stops');
   assert.ok(stopped.bytes < 25165824, 'a client that stopped reading was not cut');
-  for (let i = 0; i < 100 && !gateway.logs.some((l) => /read nothing for 500 ms/.test(l.error ?? ''));
-       i++) {
-    await sleep(20);
-  }
-  assert.ok(gateway.logs.some((l) => /read nothing for 500 ms/.test(l.error ?? '')),
-            JSON.stringify(gateway.logs.map((l) => l.error)));
+  await eventually(() => gateway.logs.some((l) => /read nothing for 500 ms/.test(l.error ?? '')),
+                   { what: 'the stalled answer in the access log' });
 });
 
 test('request bodies in flight are bounded per client and in all: a 429 / 503 before the body',
@@ -353,8 +350,7 @@ models:\n${group('slow', mock.port)}`);
   const inFlight = [send('sk-one'), send('sk-two')];
   // Wait until both are being served.
   const serving = async () => metricValue(await gateway.metrics(), 'switchyard_in_flight_requests');
-  for (let i = 0; i < 100 && (await serving()) < 2; i++) await sleep(10);
-  assert.equal(await serving(), 2);
+  await eventually(async () => (await serving()) === 2, { what: 'both requests in flight' });
   const perKey = await send('sk-one');
   assert.equal(perKey.status, 429, perKey.body);
   assert.equal(perKey.headers['retry-after'], '1');

@@ -16,6 +16,20 @@ if (!GATEWAY_BIN || !MOCK_BIN) {
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+// Polls `probe` (sync or async) every `intervalMs` until it returns something truthy, and
+// resolves to that; throws naming `what` after `timeoutMs`. Tests wait for the state they need,
+// not for a fixed time that is too short under load and too long otherwise.
+export async function eventually(probe, { what = 'the awaited state', timeoutMs = 10000,
+                                          intervalMs = 10 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
 function waitForLine(child, stream, regex, what, timeoutMs = 15000) {
   return new Promise((resolve, reject) => {
     let seen = '';

@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { startMock, startGateway, sleep } from './harness.mjs';
+import { startMock, startGateway, sleep, eventually } from './harness.mjs';
 
 const MASTER = 'sk-reload-master-0123456789';
 let mock;
@@ -142,10 +142,8 @@ test('a reload of a file whose YAML aliases expand without bound is refused; the
 ${schema}
   - name: sick`));
   gateway.child.kill('SIGHUP');
-  for (let i = 0; i < 100 && !/config_reload_refused","trigger":"SIGHUP"/.test(gateway.stderr());
-       i++) {
-    await sleep(20);
-  }
+  await eventually(() => /config_reload_refused","trigger":"SIGHUP"/.test(gateway.stderr()),
+                   { what: 'the reload refused' });
   assert.match(gateway.stderr(), /"event":"config_reload_refused","trigger":"SIGHUP".*YAML aliases/);
   assert.equal(gateway.child.exitCode, null, 'the gateway is still running');
   assert.equal((await chat('a')).status, 200, 'the old config still serves');

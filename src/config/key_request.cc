@@ -1,4 +1,4 @@
-#include "server/key_request.h"
+#include "config/key_request.h"
 
 #include <algorithm>
 #include <boost/json.hpp>
@@ -13,7 +13,7 @@
 #include "core/names.h"
 #include "core/sha256.h"
 
-namespace switchyard::server {
+namespace switchyard::config {
 namespace {
 
 core::LocalError Invalid(std::string message, std::string_view field) {
@@ -174,4 +174,4 @@ boost::json::object KeyRequestBody(const config::ClientKey& key) {
     return body;
 }
 
-}  // namespace switchyard::server
+}  // namespace switchyard::config

@@ -8,7 +8,7 @@
 #include "config/config.h"
 #include "core/error.h"
 
-namespace switchyard::server {
+namespace switchyard::config {
 
 // What a POST /admin/keys body asks for.
 struct KeyRequest {
@@ -27,4 +27,4 @@ std::variant<KeyRequest, core::LocalError> ParseKeyRequest(std::string_view body
 // runtime travels to the other replicas of a fleet (docs/state.md).
 boost::json::object KeyRequestBody(const config::ClientKey& key);
 
-}  // namespace switchyard::server
+}  // namespace switchyard::config

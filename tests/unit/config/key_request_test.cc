@@ -1,4 +1,4 @@
-#include "server/key_request.h"
+#include "config/key_request.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include "config/client_key.h"
 #include "core/sha256.h"
 
-namespace switchyard::server {
+namespace switchyard::config {
 namespace {
 
 constexpr std::string_view kMaster = "test-master-key-0123456789";
@@ -199,4 +199,4 @@ TEST(KeyRequestTest, AHashIsSixtyFourHexDigitsAndNotBesideAKey) {
 }
 
 }  // namespace
-}  // namespace switchyard::server
+}  // namespace switchyard::config

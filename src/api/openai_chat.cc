@@ -44,7 +44,9 @@ namespace {
 // its size. Edits after the parse (a rewrite for upstream) are not bounded.
 class BoundedArena final : public boost::json::memory_resource {
   public:
-    explicit BoundedArena(std::size_t limit) : limit_(limit) {}
+    // `self` receives the arena's address: the storage_ptr that owns it points at another base of
+    // Boost's shared wrapper, so the arena cannot be reached from it by a cast.
+    BoundedArena(std::size_t limit, BoundedArena** self) : limit_(limit) { *self = this; }
     void Unbound() { limit_ = static_cast<std::size_t>(-1); }
 
   private:
@@ -72,8 +74,9 @@ constexpr std::size_t kDocumentBytesExtra = 1 << 20;
 
 std::variant<boost::json::value, core::LocalError> ParseRequestObject(std::string_view body) {
     boost::system::error_code ec;
+    BoundedArena* arena = nullptr;
     const boost::json::storage_ptr storage = boost::json::make_shared_resource<BoundedArena>(
-        body.size() * kDocumentBytesPerByte + kDocumentBytesExtra);
+        body.size() * kDocumentBytesPerByte + kDocumentBytesExtra, &arena);
     std::optional<boost::json::value> parsed;  // constructed in place: it keeps `storage`
     try {
         parsed.emplace(core::ParseJson(body, ec, storage));
@@ -82,7 +85,7 @@ std::variant<boost::json::value, core::LocalError> ParseRequestObject(std::strin
                                 "The request body holds more JSON values than its size allows "
                                 "(a document over 16 times its text)."};
     }
-    static_cast<BoundedArena*>(storage.get())->Unbound();
+    arena->Unbound();
     if (ec) {
         return core::LocalError{ErrorKind::kMalformedJson,
                                 "We could not parse the JSON body of your request: " +

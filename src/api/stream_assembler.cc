@@ -7,7 +7,7 @@
 namespace switchyard::api {
 namespace {
 
-const boost::json::string* StringAt(const boost::json::object& o, std::string_view key) {
+const boost::json::string* StringMember(const boost::json::object& o, std::string_view key) {
     const boost::json::value* v = o.if_contains(key);
     return v != nullptr && v->is_string() ? &v->get_string() : nullptr;
 }
@@ -39,9 +39,9 @@ void OpenAiStreamAssembler::Add(std::string_view data) {
         const auto* delta = o.if_contains("delta");
         if (delta == nullptr || !delta->is_object()) continue;
         const auto& d = delta->get_object();
-        if (const auto* role = StringAt(d, "role")) choice.role = std::string(*role);
-        if (const auto* content = StringAt(d, "content")) choice.content.append(*content);
-        if (const auto* refusal = StringAt(d, "refusal")) {
+        if (const auto* role = StringMember(d, "role")) choice.role = std::string(*role);
+        if (const auto* content = StringMember(d, "content")) choice.content.append(*content);
+        if (const auto* refusal = StringMember(d, "refusal")) {
             if (!choice.refusal) choice.refusal.emplace();
             choice.refusal->append(*refusal);
         }
@@ -55,14 +55,14 @@ void OpenAiStreamAssembler::Add(std::string_view data) {
                 choice.tool_calls[call_index && call_index->is_int64()
                                       ? call_index->get_int64()
                                       : static_cast<long long>(choice.tool_calls.size())];
-            if (const auto* id = StringAt(co, "id")) tool.id = std::string(*id);
-            if (const auto* type = StringAt(co, "type")) tool.type = std::string(*type);
+            if (const auto* id = StringMember(co, "id")) tool.id = std::string(*id);
+            if (const auto* type = StringMember(co, "type")) tool.type = std::string(*type);
             const auto* function = co.if_contains("function");
             if (function == nullptr || !function->is_object()) continue;
-            if (const auto* name = StringAt(function->get_object(), "name")) {
+            if (const auto* name = StringMember(function->get_object(), "name")) {
                 tool.name.append(*name);
             }
-            if (const auto* arguments = StringAt(function->get_object(), "arguments")) {
+            if (const auto* arguments = StringMember(function->get_object(), "arguments")) {
                 tool.arguments.append(*arguments);
             }
         }

@@ -50,13 +50,6 @@ constexpr int kMaxEventBytes = 256 * 1024 * 1024;
 constexpr std::size_t kMaxInterim = 16;
 constexpr double kMaxRetryAfterSeconds = 1e7;
 
-std::string_view Trim(std::string_view s) {
-    constexpr std::string_view kBlank = " \t";
-    const auto first = s.find_first_not_of(kBlank);
-    if (first == std::string_view::npos) return {};
-    const auto last = s.find_last_not_of(kBlank);
-    return s.substr(first, last - first + 1);
-}
 
 // Parses the whole of `s` as a decimal integer in [min, max].
 std::optional<int> ParseInt(std::string_view s, int min, int max) {
@@ -100,7 +93,7 @@ std::string ParseInterim(std::string_view value, std::vector<int>& codes) {
     codes.clear();
     for (;;) {
         const auto comma = value.find(',');
-        const auto code = ParseInt(Trim(value.substr(0, comma)), 100, 199);
+        const auto code = ParseInt(TrimBlanks(value.substr(0, comma)), 100, 199);
         if (!code || *code == 101 || codes.size() == kMaxInterim) return bad();
         codes.push_back(*code);
         if (comma == std::string_view::npos) return {};
@@ -284,7 +277,7 @@ ParsedFaultSpec ParseFaultSpec(std::string_view text) {
     std::vector<std::string_view> seen_keys;
     while (!text.empty()) {
         const auto semicolon = text.find(';');
-        const auto token = Trim(text.substr(0, semicolon));
+        const auto token = TrimBlanks(text.substr(0, semicolon));
         text =
             semicolon == std::string_view::npos ? std::string_view{} : text.substr(semicolon + 1);
         if (token.empty()) continue;
@@ -294,8 +287,8 @@ ParsedFaultSpec ParseFaultSpec(std::string_view text) {
             result.error = fmt::format("expected key=value, got '{}'", token);
             return result;
         }
-        const auto key = Trim(token.substr(0, equals));
-        const auto value = Trim(token.substr(equals + 1));
+        const auto key = TrimBlanks(token.substr(0, equals));
+        const auto value = TrimBlanks(token.substr(equals + 1));
         if (key.empty()) {
             result.error = fmt::format("missing key in '{}'", token);
             return result;
@@ -314,6 +307,14 @@ ParsedFaultSpec ParseFaultSpec(std::string_view text) {
     }
     result.error = CheckCombination(result.spec);
     return result;
+}
+
+std::string_view TrimBlanks(std::string_view text) {
+    constexpr std::string_view kBlank = " \t";
+    const auto first = text.find_first_not_of(kBlank);
+    if (first == std::string_view::npos) return {};
+    const auto last = text.find_last_not_of(kBlank);
+    return text.substr(first, last - first + 1);
 }
 
 }  // namespace switchyard::mock

@@ -120,4 +120,7 @@ struct ParsedFaultSpec final {
 // Pure: no I/O, no clock, no randomness.
 ParsedFaultSpec ParseFaultSpec(std::string_view text);
 
+// `text` without its leading and trailing spaces and tabs (header values, fault specs).
+std::string_view TrimBlanks(std::string_view text);
+
 }  // namespace switchyard::mock

@@ -1,5 +1,7 @@
 #include "rate_limits.h"
 
+#include "fault_spec.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -79,13 +81,6 @@ std::string BadNumber(std::string_view name) {
 
 bool ValidNumber(double value) { return std::isfinite(value) && value >= 0 && value <= kMaxNumber; }
 
-std::string_view Trim(std::string_view text) {
-    const auto first = text.find_first_not_of(" \t");
-    if (first == std::string_view::npos) return {};
-    const auto last = text.find_last_not_of(" \t");
-    return text.substr(first, last - first + 1);
-}
-
 template <typename T>
 std::optional<T> ParseWhole(std::string_view text) {
     T value{};
@@ -107,7 +102,7 @@ ParsedRateLimits ParseRateLimitSpec(std::string_view text) {
     std::array<bool, kFields.size()> seen{};
     while (!text.empty()) {
         const auto comma = text.find(',');
-        const std::string_view token = Trim(text.substr(0, comma));
+        const std::string_view token = TrimBlanks(text.substr(0, comma));
         text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
         if (token.empty()) continue;
         const auto equals = token.find('=');
@@ -115,8 +110,8 @@ ParsedRateLimits ParseRateLimitSpec(std::string_view text) {
             result.error = fmt::format("'{}': expected name=value", token);
             return result;
         }
-        const std::string_view name = Trim(token.substr(0, equals));
-        const std::string_view value = Trim(token.substr(equals + 1));
+        const std::string_view name = TrimBlanks(token.substr(0, equals));
+        const std::string_view value = TrimBlanks(token.substr(equals + 1));
         const Field* field = FindField(name);
         if (field == nullptr) {
             result.error = UnknownName(name);

@@ -18,6 +18,7 @@
 #include "core/sse_parser.h"
 #include "core/time_format.h"
 #include "engine/decide.h"
+#include "engine/executor.h"
 #include "engine/request_options.h"
 #include "engine/world.h"
 #include "limits/lanes.h"
@@ -101,147 +102,15 @@ std::string_view ClientCredential(const Request& request) {
     return {};
 }
 
-// A place in a lane's queue for one deployment, given back when the request stops waiting (on
-// every path). Its ticket, taken when it first waits, keeps its place in line between tries.
-class QueueSlot final {
-  public:
-    QueueSlot(limits::Lanes& lanes, std::size_t lane) : lanes_(lanes), lane_(lane) {}
-    QueueSlot(const QueueSlot&) = delete;
-    QueueSlot& operator=(const QueueSlot&) = delete;
-    ~QueueSlot() { Leave(); }
-
-    bool Enter(std::size_t deployment) {
-        if (held_ && deployment_ == deployment) return true;
-        Leave();
-        if (!ticket_) ticket_ = lanes_.Ticket(lane_);
-        deployment_ = deployment;
-        return held_ = lanes_.Enqueue(lane_, deployment_, *ticket_);
-    }
-    void Leave() {
-        if (held_) lanes_.Dequeue(lane_, deployment_, *ticket_);
-        held_ = false;
-    }
-    // How many wait for `deployment` before this request.
-    int Ahead(std::size_t deployment) const { return lanes_.Ahead(lane_, deployment, ticket_); }
-
-  private:
-    limits::Lanes& lanes_;
-    std::size_t lane_;
-    std::optional<std::uint64_t> ticket_;
-    std::size_t deployment_ = 0;
-    bool held_ = false;
-};
-
-// An admitted attempt: in its deployment's in-flight count while it runs, and reported to the
-// deployment's health exactly once — with its outcome, or, if the gateway itself failed before
-// one was known, as abandoned (its half-open probe slot is freed).
-class AdmittedAttempt final {
-  public:
-    AdmittedAttempt(routing::DeploymentHealth& health, const core::Clock& clock, std::size_t index)
-        : health_(health), clock_(clock), index_(index) {
-        health_.AddInFlight(index_, 1);
-    }
-    AdmittedAttempt(const AdmittedAttempt&) = delete;
-    AdmittedAttempt& operator=(const AdmittedAttempt&) = delete;
-    ~AdmittedAttempt() {
-        Ended();
-        if (!reported_) health_.Abandon(index_, clock_.Now());
-        if (shared_probe_ != nullptr) shared_probe_->ReleaseProbe(worker_, deployment_);
-    }
-
-    // It holds one of the fleet's half-open probe slots, freed when it ends.
-    void HoldSharedProbe(state::RedisState* shared, unsigned worker, std::string_view deployment) {
-        shared_probe_ = shared;
-        worker_ = worker;
-        deployment_ = deployment;
-    }
-
-    // The attempt no longer runs.
-    void Ended() {
-        if (running_) health_.AddInFlight(index_, -1);
-        running_ = false;
-    }
-    // Its outcome; true when it newly disabled the deployment (a spend cap).
-    bool Report(policy::ErrorClass error, std::optional<milliseconds> retry_after,
-                std::optional<milliseconds> time_to_first_byte) {
-        Ended();
-        reported_ = true;
-        return health_.OnOutcome(index_, clock_.Now(), clock_.WallNow(), error, retry_after,
-                                 time_to_first_byte);
-    }
-
-  private:
-    routing::DeploymentHealth& health_;
-    const core::Clock& clock_;
-    std::size_t index_;
-    bool running_ = true;
-    bool reported_ = false;
-    state::RedisState* shared_probe_ = nullptr;
-    unsigned worker_ = 0;
-    std::string_view deployment_;
-};
-
-// Headroom reserved for an attempt: settled with the attempt's outcome, or given back whole if
-// the attempt never settles it (it was not sent, or it was cut short by an exception). A
-// reservation the fleet's shared buckets made is settled there too.
-class HeadroomReservation final {
-  public:
-    HeadroomReservation(limits::Headroom& headroom, const core::Clock& clock,
-                        const config::Deployment& deployment, limits::HeadroomCost cost)
-        : headroom_(headroom), clock_(clock), deployment_(deployment), cost_(cost) {}
-    HeadroomReservation(const HeadroomReservation&) = delete;
-    HeadroomReservation& operator=(const HeadroomReservation&) = delete;
-    ~HeadroomReservation() {
-        if (!open_) return;
-        if (shared_ != nullptr) {
-            shared_->AdjustHeadroom(worker_, deployment_.name,
-                                    headroom_.CancelDemands(deployment_.index, cost_));
-        }
-        headroom_.Cancel(deployment_.index, cost_, clock_.Now());
-    }
-
-    // The fleet's shared buckets hold it (state.backend: redis).
-    void Shared(state::RedisState* shared, unsigned worker) {
-        shared_ = shared;
-        worker_ = worker;
-    }
-
-    void Settle(bool answered, std::int64_t input_tokens, std::int64_t output_tokens) {
-        if (!open_) return;
-        open_ = false;
-        if (shared_ != nullptr) {
-            shared_->AdjustHeadroom(worker_, deployment_.name,
-                                    headroom_.SettleDemands(deployment_.index, cost_, answered,
-                                                            input_tokens, output_tokens));
-        }
-        headroom_.Settle(deployment_.index, cost_, answered, input_tokens, output_tokens,
-                         clock_.Now());
-    }
-
-  private:
-    limits::Headroom& headroom_;
-    const core::Clock& clock_;
-    const config::Deployment& deployment_;
-    limits::HeadroomCost cost_;
-    state::RedisState* shared_ = nullptr;
-    unsigned worker_ = 0;
-    bool open_ = true;
-};
-
 // What the engine's walk carries between its steps, besides the engine's own state.
 struct Walk {
     const AttemptSetup& setup;
-    policy::RetryBudget& client_budget;
-    std::size_t lane = 0;             // index into the config's lanes
-    std::int64_t input_estimate = 0;  // input tokens estimated from the body
-    bool fallbacks = true;
+    engine::RequestFacts facts;
     KeySettlement& settlement;
     ClientWatch& client;
     std::vector<core::AttemptNote> notes;
     milliseconds waited{0};            // since the last attempt, for the next attempt's note
     AttemptEnd last;                   // the last failed attempt
-    routing::Regions residency;        // where it may be served (docs/resilience.md#data-residency)
-    int outside = 0;                   // deployments of its chain left out for their region
     const CacheSlot* cache = nullptr;  // where its answer is cached (docs/answers.md)
     // The deployment it last found without headroom, and how far apart that one can take
     // requests like it (0: unknown).
@@ -268,36 +137,6 @@ void AlertDisabled(RequestContext& ctx, const config::Deployment& deployment) {
     }
 }
 
-// Reserves `cost` on `deployment` for the walk's lane: in the fleet's shared buckets when there
-// are any (`shared` is then set), else (or when Redis does not answer in time) in this replica's.
-// Returns 0 when reserved, else how long until it would fit.
-asio::awaitable<milliseconds> ReserveHeadroom(RequestContext& ctx, const Walk& walk,
-                                              const config::Deployment& deployment,
-                                              limits::HeadroomCost cost, Clock::time_point now,
-                                              bool& shared) {
-    shared = false;
-    const limits::Lanes::Grant grant = ctx.Lanes().Share(walk.lane, now);
-    limits::Headroom& headroom = ctx.Headroom();
-    state::RedisState* fleet = ctx.Context().shared;
-    if (fleet != nullptr) {
-        std::vector<limits::BucketDemand> demands;
-        const milliseconds local = headroom.Demands(deployment.index, cost, grant.share, now,
-                                                    walk.lane, grant.ramp, demands);
-        if (local > milliseconds(0)) co_return local;
-        if (!demands.empty()) {
-            const std::optional<milliseconds> wait = co_await fleet->ReserveHeadroom(
-                ctx.worker.index, deployment.name, std::move(demands));
-            if (wait) {
-                if (*wait > milliseconds(0)) co_return *wait;
-                headroom.Reserved(deployment.index, cost, now, walk.lane, grant.ramp);
-                shared = true;
-                co_return milliseconds(0);
-            }
-        }
-    }
-    co_return headroom.TryReserve(deployment.index, cost, grant.share, now, walk.lane, grant.ramp);
-}
-
 // The metrics' name for why the engine waits.
 std::string_view WaitReason(engine::Action::WaitFor wait_for) {
     switch (wait_for) {
@@ -311,208 +150,145 @@ std::string_view WaitReason(engine::Action::WaitFor wait_for) {
     return "backoff";
 }
 
-asio::awaitable<void> Sleep(RequestContext& ctx, milliseconds delay, ClientWatch& client) {
-    asio::steady_timer timer(ctx.stream.get_executor());
-    const TrackedBy<asio::steady_timer> tracked(&client, timer);
-    timer.expires_after(delay);
-    // A cancelled wait (the client left) just ends early; the engine loop notices.
-    auto [ec] = co_await timer.async_wait(kTuple);
-    (void)ec;
-}
+// The engine's executor acting over sockets: attempts are upstream calls, waits are timers cut
+// short by a client that leaves, the fleet's shared state is Redis, and what happens is counted
+// in the metrics, the trace and the attempt notes.
+class GatewayPorts final : public engine::Ports {
+  public:
+    GatewayPorts(RequestContext& ctx, Walk& walk) : ctx_(ctx), walk_(walk) {}
 
-// After an attempt: its outcome goes to the deployment's health, headroom and retry budget, the
-// client's retry budget, the metrics and, when it failed, the attempt notes.
-void RecordAttempt(RequestContext& ctx, Walk& walk, const config::Deployment& deployment,
-                   const routing::PlannedGroup& stage, AdmittedAttempt& admitted,
-                   HeadroomReservation* headroom, const AttemptEnd& end) {
-    ServerContext& context = ctx.Context();
-    routing::DeploymentHealth& health = ctx.Health();
-    if (headroom != nullptr) {
-        headroom->Settle(end.answered, ctx.record.input_tokens, ctx.record.output_tokens);
-    }
-    const policy::ErrorClass error = end.outcome.error_class;
-    context.metrics.CountAttempt(ctx.worker.index, deployment.name, policy::Name(error));
-    if (end.answered) {
-        ctx.record.cost_usd =
-            CostOfTokens(deployment, ctx.record.input_tokens, ctx.record.output_tokens);
-        if (end.time_to_first_token) {
-            context.metrics.ObserveTimeToFirstToken(
-                ctx.worker.index, stage.group->name, deployment.name,
-                std::chrono::duration<double>(*end.time_to_first_token).count());
+    double Uniform() override { return uniform_(ctx_.worker.rng); }
+    bool ClientGone() const override { return walk_.client.Gone(); }
+
+    asio::awaitable<engine::AttemptReport> Attempt(const engine::Target& target,
+                                                   const routing::PlannedGroup& stage) override {
+        const config::Deployment& deployment = *target.deployment;
+        if (!walk_.notes.empty()) {
+            // Sent because an earlier attempt of this request failed.
+            const core::AttemptNote& failed = walk_.notes.back();
+            ctx_.Context().metrics.CountRetry(ctx_.worker.index, failed.model_group,
+                                              failed.error_class);
         }
+        if (ctx_.trace) ctx_.trace->BeginAttempt(deployment, stage, !walk_.notes.empty());
+        end_ = co_await RunAttempt(ctx_, walk_.setup, deployment, stage);
+        if (ctx_.trace) ctx_.trace->EndAttempt(end_, ctx_.upstream_request_id);
+        engine::AttemptReport report;
+        report.outcome = end_.outcome;
+        report.answered = end_.answered;
+        report.cut_by_deadline = end_.cut_by_deadline;
+        report.time_to_first_byte = end_.time_to_first_byte;
+        report.input_tokens = ctx_.record.input_tokens;
+        report.output_tokens = ctx_.record.output_tokens;
+        co_return report;
     }
-    // An attempt the request itself cut short — its deadline, or a client that left — or one the
-    // gateway's own limits stopped says nothing about the deployment: it is abandoned
-    // (AdmittedAttempt), not reported.
-    if (!end.cut_by_deadline && !walk.client.Gone() && error != policy::ErrorClass::kLocal) {
-        // A stream that failed after its commit point is a failure of the deployment all the same.
-        if (admitted.Report(error, end.outcome.retry_after, end.time_to_first_byte)) {
+
+    asio::awaitable<void> Sleep(milliseconds wait, engine::Action::WaitFor wait_for) override {
+        const core::Clock& clock = ctx_.Context().clock;
+        const Clock::time_point started = clock.Now();
+        if (ctx_.trace) ctx_.trace->BeginWait(WaitReason(wait_for), wait);
+        asio::steady_timer timer(ctx_.stream.get_executor());
+        {
+            const TrackedBy<asio::steady_timer> tracked(&walk_.client, timer);
+            timer.expires_after(wait);
+            // A cancelled wait (the client left) just ends early; the executor notices.
+            auto [ec] = co_await timer.async_wait(kTuple);
+            (void)ec;
+        }
+        if (ctx_.trace) ctx_.trace->EndWait();
+        walk_.waited += wait;
+        // What was waited: a client that left cut the wait short.
+        ctx_.Context().metrics.ObserveWait(
+            ctx_.worker.index, WaitReason(wait_for),
+            std::chrono::duration<double>(clock.Now() - started).count());
+    }
+
+    bool SharesState() const override { return ctx_.Context().shared != nullptr; }
+    asio::awaitable<std::optional<milliseconds>> ReserveShared(
+        const config::Deployment& deployment, std::vector<limits::BucketDemand> demands) override {
+        co_return co_await ctx_.Context().shared->ReserveHeadroom(
+            ctx_.worker.index, deployment.name, std::move(demands));
+    }
+    void AdjustShared(const config::Deployment& deployment,
+                      std::vector<limits::BucketDemand> demands) override {
+        ctx_.Context().shared->AdjustHeadroom(ctx_.worker.index, deployment.name,
+                                              std::move(demands));
+    }
+    asio::awaitable<std::optional<bool>> TakeSharedProbe(
+        const config::Deployment& deployment) override {
+        const config::Config& config = ctx_.Config();
+        co_return co_await ctx_.Context().shared->TakeProbe(ctx_.worker.index, deployment.name,
+                                                            config.health.breaker_half_open_probes,
+                                                            config.health.breaker_open);
+    }
+    void ReleaseSharedProbe(const config::Deployment& deployment) override {
+        ctx_.Context().shared->ReleaseProbe(ctx_.worker.index, deployment.name);
+    }
+
+    void NoHeadroom(const config::Deployment& deployment, milliseconds spacing) override {
+        walk_.waited_for = deployment.index;
+        walk_.spacing = spacing;
+    }
+    void Queued(const engine::Action&) override {
+        ctx_.Context().metrics.CountHeadroomWait(ctx_.record.lane);
+    }
+
+    // After an attempt: the metrics, the alert of a newly disabled deployment and, when it
+    // failed, the attempt notes and the failure the client may be told of.
+    void Recorded(const config::Deployment& deployment, const routing::PlannedGroup& stage,
+                  const engine::AttemptReport& report, bool, bool disabled) override {
+        ServerContext& context = ctx_.Context();
+        const policy::ErrorClass error = report.outcome.error_class;
+        context.metrics.CountAttempt(ctx_.worker.index, deployment.name, policy::Name(error));
+        if (report.answered) {
+            ctx_.record.cost_usd =
+                CostOfTokens(deployment, ctx_.record.input_tokens, ctx_.record.output_tokens);
+            if (end_.time_to_first_token) {
+                context.metrics.ObserveTimeToFirstToken(
+                    ctx_.worker.index, stage.group->name, deployment.name,
+                    std::chrono::duration<double>(*end_.time_to_first_token).count());
+            }
+        }
+        if (disabled) {
             context.metrics.CountSpendCapDisable(deployment.name);
-            AlertDisabled(ctx, deployment);
+            AlertDisabled(ctx_, deployment);
         }
-        policy::RetryBudget& deployment_budget = health.Budget(deployment.index);
-        if (error == policy::ErrorClass::kNone) {
-            walk.client_budget.OnSuccess();
-            deployment_budget.OnSuccess();
-        } else {
-            walk.client_budget.OnFailure();
-            deployment_budget.OnFailure();
+        if (error != policy::ErrorClass::kNone) {
+            // Every failed attempt, a stream that failed after its commit point too.
+            context.metrics.Failures().Add(
+                {context.clock.WallNow(), stage.group->name, deployment.name, end_.status,
+                 std::string(policy::Name(error)), ctx_.upstream_request_id});
         }
+        if (report.answered) {
+            if (stage.depth > 0) context.metrics.CountFallback(stage.depth);
+            return;
+        }
+        walk_.notes.push_back({stage.group->name, deployment.name, end_.status,
+                               std::string(policy::Name(error)), ctx_.upstream_request_id,
+                               walk_.waited.count()});
+        walk_.waited = milliseconds(0);
+        walk_.last = std::move(end_);
     }
-    if (error != policy::ErrorClass::kNone) {
-        // Every failed attempt, a stream that failed after its commit point too.
-        context.metrics.Failures().Add({context.clock.WallNow(), stage.group->name, deployment.name,
-                                        end.status, std::string(policy::Name(error)),
-                                        ctx.upstream_request_id});
-    }
-    if (end.answered) {
-        if (stage.depth > 0) context.metrics.CountFallback(stage.depth);
-        return;
-    }
-    walk.notes.push_back({stage.group->name, deployment.name, end.status,
-                          std::string(policy::Name(error)), ctx.upstream_request_id,
-                          walk.waited.count()});
-    walk.waited = milliseconds(0);
-}
+
+  private:
+    RequestContext& ctx_;
+    Walk& walk_;
+    std::uniform_real_distribution<double> uniform_{0.0, 1.0};
+    AttemptEnd end_;  // the last attempt's, until it is recorded
+};
 
 // Executes the engine's actions until the request is answered or the engine stops: returns the
-// last action (kDone, kPassThrough or kGiveUp). The engine decides; this only acts.
+// last action (kDone, kPassThrough or kGiveUp).
 asio::awaitable<engine::Action> RunEngine(RequestContext& ctx, Walk& walk,
                                           engine::AttemptState& state) {
-    ServerContext& context = ctx.Context();
-    const config::Config& config = ctx.Config();
-    routing::DeploymentHealth& health = ctx.Health();
-    std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    const std::function<double()> draw = [&] { return uniform(ctx.worker.rng); };
-    std::vector<engine::TargetHealth> health_now(config.deployment_count);
-    QueueSlot queue(ctx.Lanes(), walk.lane);
-    engine::Event event = engine::event::Start{};
-    engine::Action client_gone;
-    client_gone.kind = Kind::kDone;  // nobody to answer: the request ends here
-    for (;;) {
-        if (walk.client.Gone()) {
-            ctx.error = "client went away before the answer";
-            ctx.keep_alive = false;
-            co_return client_gone;
-        }
-        const Clock::time_point now = context.clock.Now();
-        engine::ReadTargetHealth(state, health, now, health_now);
-        const engine::World world{health_now, walk.client_budget.CanRetry(), now, draw()};
-        const engine::Action action = engine::Decide(state, std::move(event), world);
-        if (action.kind != Kind::kWait || action.wait_for != engine::Action::WaitFor::kHeadroom) {
-            queue.Leave();  // no longer waiting for headroom: other lanes need not yield
-        }
-        switch (action.kind) {
-            case Kind::kSend: {
-                const engine::Target& target = state.targets[action.target];
-                const config::Deployment& deployment = *target.deployment;
-                const routing::PlannedGroup stage = state.stages[target.stage].group;
-                std::optional<HeadroomReservation> reserved;
-                if (config.limits.self_throttle) {
-                    // Send only where the provider's limits leave room for this lane.
-                    const limits::HeadroomCost cost = limits::CostOf(
-                        deployment.provider, walk.input_estimate, walk.setup.request.max_tokens);
-                    bool shared = false;
-                    const milliseconds wait =
-                        co_await ReserveHeadroom(ctx, walk, deployment, cost, now, shared);
-                    if (wait > milliseconds(0)) {
-                        // Predictive shedding: the requests before it for this deployment go
-                        // first, each `spacing` apart; past its deadline the engine sheds it now.
-                        const double ramp = ctx.Lanes().Share(walk.lane, now).ramp;
-                        walk.waited_for = deployment.index;
-                        walk.spacing =
-                            ctx.Headroom().Spacing(deployment.index, cost, now, walk.lane, ramp);
-                        event = engine::event::NoHeadroom{limits::ExpectedWait(
-                            wait, queue.Ahead(deployment.index), walk.spacing)};
-                        break;
-                    }
-                    reserved.emplace(ctx.Headroom(), context.clock, deployment, cost);
-                    if (shared) reserved->Shared(context.shared, ctx.worker.index);
-                }
-                const routing::AttemptAdmission admission =
-                    health.AdmitAttempt(deployment.index, now);
-                if (admission == routing::AttemptAdmission::kRefused) {
-                    // Another request took the last half-open probe slot (the reservation goes
-                    // back as `reserved` ends).
-                    event = engine::event::NotAdmitted{};
-                    break;
-                }
-                AdmittedAttempt admitted(health, context.clock, deployment.index);
-                if (admission == routing::AttemptAdmission::kProbe && context.shared != nullptr) {
-                    // A probe of a half-open breaker: the fleet's probe slots are shared.
-                    const std::optional<bool> slot = co_await context.shared->TakeProbe(
-                        ctx.worker.index, deployment.name, config.health.breaker_half_open_probes,
-                        config.health.breaker_open);
-                    if (slot && !*slot) {
-                        event = engine::event::NotAdmitted{};  // another replica is probing
-                        break;
-                    }
-                    if (slot) {
-                        admitted.HoldSharedProbe(context.shared, ctx.worker.index, deployment.name);
-                    }
-                }
-                if (!walk.notes.empty()) {
-                    // Sent because an earlier attempt of this request failed.
-                    const core::AttemptNote& failed = walk.notes.back();
-                    context.metrics.CountRetry(ctx.worker.index, failed.model_group,
-                                               failed.error_class);
-                }
-                if (ctx.trace) ctx.trace->BeginAttempt(deployment, stage, !walk.notes.empty());
-                AttemptEnd end = co_await RunAttempt(ctx, walk.setup, deployment, stage);
-                admitted.Ended();
-                if (ctx.trace) ctx.trace->EndAttempt(end, ctx.upstream_request_id);
-                // Cut short for a client that left before any answer: nothing to record.
-                if (walk.client.Gone() && !end.answered) continue;
-                RecordAttempt(ctx, walk, deployment, stage, admitted,
-                              reserved ? &*reserved : nullptr, end);
-                if (end.answered) {
-                    engine::Action done;
-                    done.kind = Kind::kDone;
-                    co_return done;
-                }
-                event = engine::event::Attempted{end.outcome, now, context.clock.Now()};
-                walk.last = std::move(end);
-                break;
-            }
-            case Kind::kWait:
-                if (action.wait_for == engine::Action::WaitFor::kHeadroom) {
-                    if (!queue.Enter(state.targets[action.target].deployment->index)) {
-                        event = engine::event::QueueFull{};
-                        break;
-                    }
-                    context.metrics.CountHeadroomWait(ctx.record.lane);
-                }
-                if (ctx.trace) ctx.trace->BeginWait(WaitReason(action.wait_for), action.wait);
-                co_await Sleep(ctx, action.wait, walk.client);
-                if (ctx.trace) ctx.trace->EndWait();
-                walk.waited += action.wait;
-                // What was waited: a client that left cut the wait short.
-                context.metrics.ObserveWait(
-                    ctx.worker.index, WaitReason(action.wait_for),
-                    std::chrono::duration<double>(context.clock.Now() - now).count());
-                event = engine::event::Waited{};
-                break;
-            case Kind::kReplaceChain: {
-                // A semantic fallback: the same prompt would fail the same way anywhere else.
-                const routing::PlannedGroup stage = state.stages[state.stage].group;
-                const std::vector<routing::PlannedGroup> semantic =
-                    walk.fallbacks ? routing::SemanticFallbacks(config, *stage.group,
-                                                                action.semantic, stage.depth + 1)
-                                   : std::vector<routing::PlannedGroup>{};
-                std::vector<engine::Stage> stages =
-                    engine::PlanStages(semantic, health, draw, walk.residency, walk.outside);
-                // A fallback with nothing in an allowed region is no fallback: with none left,
-                // the provider's answer goes to the client.
-                std::erase_if(stages, [](const engine::Stage& s) { return s.deployments.empty(); });
-                event = engine::event::ChainReplaced{std::move(stages)};
-                break;
-            }
-            case Kind::kDone:
-            case Kind::kPassThrough:
-            case Kind::kGiveUp:
-                co_return action;
-        }
+    GatewayPorts ports(ctx, walk);
+    const engine::Surroundings around{ctx.Config(), ctx.Health(), ctx.Headroom(), ctx.Lanes(),
+                                      ctx.Context().clock};
+    const engine::Executed executed = co_await engine::Execute(state, around, walk.facts, ports);
+    if (executed.client_gone) {
+        ctx.error = "client went away before the answer";
+        ctx.keep_alive = false;
     }
+    co_return executed.last;
 }
 
 // The static degradation, rendered for an Anthropic client.
@@ -564,7 +340,7 @@ core::LocalError GiveUpError(RequestContext& ctx, const Walk& walk, const engine
         // Self-throttled: no deployment had headroom for this lane within the deadline, or the
         // lane's queue was full.
         error.kind = core::ErrorKind::kHeadroomExhausted;
-        const std::string& lane = ctx.Config().limits.lanes[walk.lane].name;
+        const std::string& lane = ctx.Config().limits.lanes[walk.facts.lane].name;
         error.message = fmt::format(
             "No deployment of the requested model has rate-limit headroom for the '{}' lane "
             "within the request's deadline (or its queue is full).",
@@ -590,10 +366,10 @@ core::LocalError GiveUpError(RequestContext& ctx, const Walk& walk, const engine
         error.message = fmt::format("All {} attempt(s) failed. Last: {}: {}", walk.notes.size(),
                                     final_note.deployment, detail);
     }
-    if (walk.outside > 0) {
+    if (walk.facts.outside > 0) {
         error.message +=
             fmt::format(" {} deployment(s) outside the allowed regions ({}) were not tried.",
-                        walk.outside, routing::Describe(*walk.residency));
+                        walk.facts.outside, routing::Describe(*walk.facts.residency));
     }
     error.status =
         engine::GiveUpStatus(give_up, !walk.notes.empty(), last.status, last.outcome.error_class);
@@ -606,7 +382,7 @@ core::LocalError GiveUpError(RequestContext& ctx, const Walk& walk, const engine
         if (walk.notes.empty() && give_up.headroom_short_for && walk.spacing > milliseconds(0)) {
             const Clock::time_point now = ctx.Context().clock.Now();
             const Clock::time_point promised =
-                ctx.Lanes().Promise(walk.lane, walk.waited_for, now + minimum, walk.spacing);
+                ctx.Lanes().Promise(walk.facts.lane, walk.waited_for, now + minimum, walk.spacing);
             minimum = std::chrono::ceil<milliseconds>(promised - now);
             spread = walk.spacing;
         }
@@ -865,28 +641,28 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
                              stream_upstream,
                              &*client,
                              check ? &*check : nullptr};
-    Walk walk{setup,
-              context.client_budgets.For(ClientCredential(ctx.request)),
-              lane,
-              input_estimate,
-              options.fallbacks,
-              settlement,
-              *client};
+    engine::RequestFacts facts;
+    facts.lane = lane;
+    facts.input_estimate = input_estimate;
+    facts.max_tokens = request.max_tokens;
+    facts.fallbacks = options.fallbacks;
+    facts.client_budget = &context.client_budgets.For(ClientCredential(ctx.request));
+    Walk walk{setup, std::move(facts), settlement, *client};
     walk.cache = keeping.Cache();
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     const std::function<double()> draw = [&] { return uniform(ctx.worker.rng); };
     // Data residency: the header's and the key's regions, and each requested group's, hold for
     // the whole chain.
-    walk.residency = options.residency;
+    walk.facts.residency = options.residency;
     for (const std::string& name : requested) {
         if (const config::ModelGroup* group = config.FindGroup(name)) {
-            walk.residency = routing::Narrow(walk.residency, group->residency);
+            walk.facts.residency = routing::Narrow(walk.facts.residency, group->residency);
         }
     }
     const std::vector<engine::Stage> chain = engine::PlanStages(
         routing::PlanGroups(config, requested, request.fallbacks, options.fallbacks), ctx.Health(),
-        draw, walk.residency, walk.outside);
-    if (walk.residency && std::all_of(chain.begin(), chain.end(), [](const engine::Stage& s) {
+        draw, walk.facts.residency, walk.facts.outside);
+    if (walk.facts.residency && std::all_of(chain.begin(), chain.end(), [](const engine::Stage& s) {
             return s.deployments.empty();
         })) {
         const Unanswered refusal = core::LocalError{
@@ -894,8 +670,8 @@ asio::awaitable<void> Serve(RequestContext& ctx) {
             fmt::format("No deployment of '{}' or its fallbacks may serve this request: it must "
                         "be served in {} (x-switchyard-residency, the client key's or the model "
                         "group's residency), and all {} deployment(s) of its chain are elsewhere.",
-                        core::Printable(request.model), routing::Describe(*walk.residency),
-                        walk.outside),
+                        core::Printable(request.model), routing::Describe(*walk.facts.residency),
+                        walk.facts.outside),
             ctx.request.find("x-switchyard-residency") != ctx.request.end()
                 ? std::string("x-switchyard-residency")
                 : std::string()};

@@ -348,9 +348,9 @@ models:\n${group('slow', mock.port)}`);
   const body = JSON.stringify({ model: 'slow', messages: [{ role: 'user', content: 'x'.repeat(400000) }] });
   const send = (key) => request(gateway.port, { body, headers: { authorization: `Bearer ${key}` } });
   const inFlight = [send('sk-one'), send('sk-two')];
-  // Wait until both are being served.
+  // Wait until both are being served (the scrape itself is a request in flight too).
   const serving = async () => metricValue(await gateway.metrics(), 'switchyard_in_flight_requests');
-  await eventually(async () => (await serving()) === 2, { what: 'both requests in flight' });
+  await eventually(async () => (await serving()) === 3, { what: 'both requests in flight' });
   const perKey = await send('sk-one');
   assert.equal(perKey.status, 429, perKey.body);
   assert.equal(perKey.headers['retry-after'], '1');

@@ -50,7 +50,6 @@ constexpr int kMaxEventBytes = 256 * 1024 * 1024;
 constexpr std::size_t kMaxInterim = 16;
 constexpr double kMaxRetryAfterSeconds = 1e7;
 
-
 // Parses the whole of `s` as a decimal integer in [min, max].
 std::optional<int> ParseInt(std::string_view s, int min, int max) {
     int value = 0;

@@ -1,7 +1,5 @@
 #include "rate_limits.h"
 
-#include "fault_spec.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +10,8 @@
 #include <cmath>
 #include <ctime>
 #include <iterator>
+
+#include "fault_spec.h"
 
 namespace switchyard::mock {
 namespace json = boost::json;

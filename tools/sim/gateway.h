@@ -1,5 +1,8 @@
 #pragma once
 
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -10,6 +13,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "engine/executor.h"
 #include "limits/headroom.h"
 #include "limits/lanes.h"
 #include "policy/retry_budget.h"
@@ -47,9 +51,9 @@ struct GatewayAnswer {
 // Switchyard's request path with time made virtual: the production attempt engine
 // (engine::Decide), deployment health (cooldowns, breakers, rate-limit marks, retry budgets),
 // headroom and lanes, the fallback plan and the strategies, the classifier and the rate-limit
-// header parser — driven by events instead of sockets. What this file adds is only the acting
-// (src/server/chat_handler.cc does the same over sockets): a send becomes a call to a
-// SimProvider, a wait an event later in time.
+// header parser, and the executor that acts on the engine's decisions (src/engine/executor.cc),
+// the gateway's own — driven by events instead of sockets. What this file adds are the executor's
+// ports: a send becomes a call to a SimProvider, a wait an event later in time.
 class SimGateway final {
   public:
     SimGateway(const config::Config& config, EventLoop& loop, VirtualClock& clock,
@@ -65,11 +69,16 @@ class SimGateway final {
 
   private:
     struct Walk;
-    void Step(const std::shared_ptr<Walk>& walk);
-    void Send(const std::shared_ptr<Walk>& walk, std::size_t target_index);
-    void AttemptEnded(const std::shared_ptr<Walk>& walk, std::size_t target_index, Reply reply,
-                      TimePoint started, milliseconds duration, bool timed_out,
-                      bool cut_by_deadline, bool reserved);
+    class Ports;
+    // One request's walk through the executor, answered through Finish.
+    boost::asio::awaitable<void> Serve(std::shared_ptr<Walk> walk);
+    // One attempt on `deployment`: the provider's reply, after its duration in virtual time.
+    boost::asio::awaitable<engine::AttemptReport> Attempt(Walk& walk,
+                                                          const config::Deployment& deployment);
+    // Resumes after `delay` of virtual time.
+    boost::asio::awaitable<void> After(milliseconds delay);
+    // Runs the walks that are ready to go on, at the current virtual time.
+    void Poll();
     void Finish(const std::shared_ptr<Walk>& walk, GatewayAnswer answer);
     double Draw() { return std::uniform_real_distribution<double>(0, 1)(rng_); }
 
@@ -81,6 +90,11 @@ class SimGateway final {
     limits::Headroom headroom_;
     limits::Lanes lanes_;
     std::mt19937_64 rng_;
+    // The walks' coroutines: resumed by the event loop's callbacks, never run on their own.
+    boost::asio::io_context io_;
+    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_{
+        io_.get_executor()};
+    bool polling_ = false;
 };
 
 }  // namespace switchyard::sim

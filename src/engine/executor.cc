@@ -1,0 +1,331 @@
+#include "engine/executor.h"
+
+#include <algorithm>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "engine/decide.h"
+#include "engine/world.h"
+#include "routing/fallback_plan.h"
+
+namespace switchyard::engine {
+
+namespace asio = boost::asio;
+using std::chrono::milliseconds;
+using Kind = Action::Kind;
+
+asio::awaitable<std::optional<milliseconds>> Ports::ReserveShared(
+    const config::Deployment&, std::vector<limits::BucketDemand>) {
+    co_return std::nullopt;
+}
+void Ports::AdjustShared(const config::Deployment&, std::vector<limits::BucketDemand>) {}
+asio::awaitable<std::optional<bool>> Ports::TakeSharedProbe(const config::Deployment&) {
+    co_return std::nullopt;
+}
+void Ports::ReleaseSharedProbe(const config::Deployment&) {}
+void Ports::NoHeadroom(const config::Deployment&, milliseconds) {}
+void Ports::Recorded(const config::Deployment&, const routing::PlannedGroup&, const AttemptReport&,
+                     bool, bool) {}
+void Ports::Queued(const Action&) {}
+
+namespace {
+
+// A place in a lane's queue for one deployment, given back when the request stops waiting (on
+// every path). Its ticket, taken when it first waits, keeps its place in line between tries.
+class QueueSlot final {
+  public:
+    QueueSlot(limits::Lanes& lanes, std::size_t lane) : lanes_(lanes), lane_(lane) {}
+    QueueSlot(const QueueSlot&) = delete;
+    QueueSlot& operator=(const QueueSlot&) = delete;
+    ~QueueSlot() { Leave(); }
+
+    bool Enter(std::size_t deployment) {
+        if (held_ && deployment_ == deployment) return true;
+        Leave();
+        if (!ticket_) ticket_ = lanes_.Ticket(lane_);
+        deployment_ = deployment;
+        return held_ = lanes_.Enqueue(lane_, deployment_, *ticket_);
+    }
+    void Leave() {
+        if (held_) lanes_.Dequeue(lane_, deployment_, *ticket_);
+        held_ = false;
+    }
+    // How many wait for `deployment` before this request.
+    int Ahead(std::size_t deployment) const { return lanes_.Ahead(lane_, deployment, ticket_); }
+
+  private:
+    limits::Lanes& lanes_;
+    std::size_t lane_;
+    std::optional<std::uint64_t> ticket_;
+    std::size_t deployment_ = 0;
+    bool held_ = false;
+};
+
+// An admitted attempt: in its deployment's in-flight count while it runs, and reported to the
+// deployment's health exactly once — with its outcome or, when none is known or it says nothing
+// about the deployment, as abandoned (its half-open probe slot is freed).
+class AdmittedAttempt final {
+  public:
+    AdmittedAttempt(const Surroundings& around, const config::Deployment& deployment, Ports& ports)
+        : around_(around), deployment_(deployment), ports_(ports) {
+        around_.health.AddInFlight(deployment_.index, 1);
+    }
+    AdmittedAttempt(const AdmittedAttempt&) = delete;
+    AdmittedAttempt& operator=(const AdmittedAttempt&) = delete;
+    ~AdmittedAttempt() {
+        Ended();
+        if (!reported_) around_.health.Abandon(deployment_.index, around_.clock.Now());
+        if (shared_probe_) ports_.ReleaseSharedProbe(deployment_);
+    }
+
+    // It holds one of the fleet's half-open probe slots, freed when it ends.
+    void HoldSharedProbe() { shared_probe_ = true; }
+
+    // The attempt no longer runs.
+    void Ended() {
+        if (running_) around_.health.AddInFlight(deployment_.index, -1);
+        running_ = false;
+    }
+    // Its outcome; true when it newly disabled the deployment (a spend cap).
+    bool Report(policy::ErrorClass error, std::optional<milliseconds> retry_after,
+                std::optional<milliseconds> time_to_first_byte) {
+        Ended();
+        reported_ = true;
+        return around_.health.OnOutcome(deployment_.index, around_.clock.Now(),
+                                        around_.clock.WallNow(), error, retry_after,
+                                        time_to_first_byte);
+    }
+
+  private:
+    const Surroundings& around_;
+    const config::Deployment& deployment_;
+    Ports& ports_;
+    bool running_ = true;
+    bool reported_ = false;
+    bool shared_probe_ = false;
+};
+
+// Headroom reserved for an attempt: settled with the attempt's outcome, or given back whole if
+// the attempt never settles it (it was not sent, or it was cut short). A reservation the fleet's
+// shared buckets made is settled there too.
+class HeadroomReservation final {
+  public:
+    HeadroomReservation(const Surroundings& around, const config::Deployment& deployment,
+                        limits::HeadroomCost cost, Ports* shared)
+        : around_(around), deployment_(deployment), cost_(cost), shared_(shared) {}
+    HeadroomReservation(const HeadroomReservation&) = delete;
+    HeadroomReservation& operator=(const HeadroomReservation&) = delete;
+    ~HeadroomReservation() {
+        if (!open_) return;
+        if (shared_ != nullptr) {
+            shared_->AdjustShared(deployment_,
+                                  around_.headroom.CancelDemands(deployment_.index, cost_));
+        }
+        around_.headroom.Cancel(deployment_.index, cost_, around_.clock.Now());
+    }
+
+    void Settle(bool answered, std::int64_t input_tokens, std::int64_t output_tokens) {
+        if (!open_) return;
+        open_ = false;
+        if (shared_ != nullptr) {
+            shared_->AdjustShared(deployment_,
+                                  around_.headroom.SettleDemands(deployment_.index, cost_, answered,
+                                                                 input_tokens, output_tokens));
+        }
+        around_.headroom.Settle(deployment_.index, cost_, answered, input_tokens, output_tokens,
+                                around_.clock.Now());
+    }
+
+  private:
+    const Surroundings& around_;
+    const config::Deployment& deployment_;
+    limits::HeadroomCost cost_;
+    Ports* shared_;
+    bool open_ = true;
+};
+
+// Reserves `cost` on `deployment` for the request's lane: in the fleet's shared buckets when
+// there are any (`shared` is then set), else (or when the fleet does not answer) in this
+// gateway's. Returns 0 when reserved, else how long until it would fit.
+asio::awaitable<milliseconds> ReserveHeadroom(const Surroundings& around, const RequestFacts& facts,
+                                              Ports& ports, const config::Deployment& deployment,
+                                              limits::HeadroomCost cost, TimePoint now,
+                                              bool& shared) {
+    shared = false;
+    const limits::Lanes::Grant grant = around.lanes.Share(facts.lane, now);
+    limits::Headroom& headroom = around.headroom;
+    if (!ports.SharesState()) {
+        co_return headroom.TryReserve(deployment.index, cost, grant.share, now, facts.lane,
+                                      grant.ramp);
+    }
+    std::vector<limits::BucketDemand> demands;
+    const milliseconds local =
+        headroom.Demands(deployment.index, cost, grant.share, now, facts.lane, grant.ramp, demands);
+    if (local > milliseconds(0)) co_return local;
+    if (!demands.empty()) {
+        const std::optional<milliseconds> wait =
+            co_await ports.ReserveShared(deployment, std::move(demands));
+        if (wait) {
+            if (*wait > milliseconds(0)) co_return *wait;
+            headroom.Reserved(deployment.index, cost, now, facts.lane, grant.ramp);
+            shared = true;
+            co_return milliseconds(0);
+        }
+    }
+    co_return headroom.TryReserve(deployment.index, cost, grant.share, now, facts.lane, grant.ramp);
+}
+
+// After an attempt: its outcome goes to the deployment's headroom, health and retry budget and
+// the client's retry budget. An attempt the request itself cut short — its deadline, or a client
+// that left — or one the gateway's own limits stopped says nothing about the deployment: it is
+// abandoned (AdmittedAttempt), not reported.
+void Record(const Surroundings& around, const RequestFacts& facts, Ports& ports,
+            const config::Deployment& deployment, const routing::PlannedGroup& stage,
+            AdmittedAttempt& admitted, HeadroomReservation* headroom, const AttemptReport& end) {
+    if (headroom != nullptr) {
+        headroom->Settle(end.answered, end.input_tokens, end.output_tokens);
+    }
+    const policy::ErrorClass error = end.outcome.error_class;
+    const bool reported =
+        !end.cut_by_deadline && !ports.ClientGone() && error != policy::ErrorClass::kLocal;
+    bool disabled = false;
+    if (reported) {
+        // A stream that failed after its commit point is a failure of the deployment all the same.
+        disabled = admitted.Report(error, end.outcome.retry_after, end.time_to_first_byte);
+        policy::RetryBudget& deployment_budget = around.health.Budget(deployment.index);
+        if (error == policy::ErrorClass::kNone) {
+            if (facts.client_budget != nullptr) facts.client_budget->OnSuccess();
+            deployment_budget.OnSuccess();
+        } else {
+            if (facts.client_budget != nullptr) facts.client_budget->OnFailure();
+            deployment_budget.OnFailure();
+        }
+    }
+    ports.Recorded(deployment, stage, end, reported, disabled);
+}
+
+// The semantic fallbacks of the current stage, planned as the request's chain was: a fallback
+// with nothing in an allowed region is no fallback.
+std::vector<Stage> SemanticStages(const AttemptState& state, const Surroundings& around,
+                                  RequestFacts& facts, Ports& ports, policy::Action semantic) {
+    const routing::PlannedGroup stage = state.stages[state.stage].group;
+    const std::vector<routing::PlannedGroup> groups =
+        facts.fallbacks
+            ? routing::SemanticFallbacks(around.config, *stage.group, semantic, stage.depth + 1)
+            : std::vector<routing::PlannedGroup>{};
+    const std::function<double()> draw = [&ports] { return ports.Uniform(); };
+    std::vector<Stage> stages =
+        PlanStages(groups, around.health, draw, facts.residency, facts.outside);
+    std::erase_if(stages, [](const Stage& s) { return s.deployments.empty(); });
+    return stages;
+}
+
+}  // namespace
+
+asio::awaitable<Executed> Execute(AttemptState& state, Surroundings around, RequestFacts& facts,
+                                  Ports& ports) {
+    const config::Config& config = around.config;
+    std::vector<TargetHealth> health_now(config.deployment_count);
+    QueueSlot queue(around.lanes, facts.lane);
+    Event event = event::Start{};
+    for (;;) {
+        if (ports.ClientGone()) {
+            Executed gone;
+            gone.last.kind = Kind::kDone;  // nobody to answer: the request ends here
+            gone.client_gone = true;
+            co_return gone;
+        }
+        const TimePoint now = around.clock.Now();
+        ReadTargetHealth(state, around.health, now, health_now);
+        const bool client_budget =
+            facts.client_budget == nullptr || facts.client_budget->CanRetry();
+        const World world{health_now, client_budget, now, ports.Uniform()};
+        const Action action = Decide(state, std::move(event), world);
+        if (action.kind != Kind::kWait || action.wait_for != Action::WaitFor::kHeadroom) {
+            queue.Leave();  // no longer waiting for headroom: other lanes need not yield
+        }
+        switch (action.kind) {
+            case Kind::kSend: {
+                const Target& target = state.targets[action.target];
+                const config::Deployment& deployment = *target.deployment;
+                const routing::PlannedGroup stage = state.stages[target.stage].group;
+                std::optional<HeadroomReservation> reserved;
+                if (config.limits.self_throttle) {
+                    // Send only where the provider's limits leave room for this lane.
+                    const limits::HeadroomCost cost =
+                        limits::CostOf(deployment.provider, facts.input_estimate, facts.max_tokens);
+                    bool shared = false;
+                    const milliseconds wait = co_await ReserveHeadroom(
+                        around, facts, ports, deployment, cost, now, shared);
+                    if (wait > milliseconds(0)) {
+                        // Predictive shedding: the requests before it for this deployment go
+                        // first, each `spacing` apart; past its deadline the engine sheds it now.
+                        const double ramp = around.lanes.Share(facts.lane, now).ramp;
+                        const milliseconds spacing =
+                            around.headroom.Spacing(deployment.index, cost, now, facts.lane, ramp);
+                        ports.NoHeadroom(deployment, spacing);
+                        event = event::NoHeadroom{
+                            limits::ExpectedWait(wait, queue.Ahead(deployment.index), spacing)};
+                        break;
+                    }
+                    reserved.emplace(around, deployment, cost, shared ? &ports : nullptr);
+                }
+                const routing::AttemptAdmission admission =
+                    around.health.AdmitAttempt(deployment.index, now);
+                if (admission == routing::AttemptAdmission::kRefused) {
+                    // Another request took the last half-open probe slot (the reservation goes
+                    // back as `reserved` ends).
+                    event = event::NotAdmitted{};
+                    break;
+                }
+                AdmittedAttempt admitted(around, deployment, ports);
+                if (admission == routing::AttemptAdmission::kProbe && ports.SharesState()) {
+                    // A probe of a half-open breaker: the fleet's probe slots are shared.
+                    const std::optional<bool> slot = co_await ports.TakeSharedProbe(deployment);
+                    if (slot && !*slot) {
+                        event = event::NotAdmitted{};  // another replica is probing
+                        break;
+                    }
+                    if (slot) admitted.HoldSharedProbe();
+                }
+                const AttemptReport end = co_await ports.Attempt(target, stage);
+                admitted.Ended();
+                // Cut short for a client that left before any answer: nothing to record.
+                if (ports.ClientGone() && !end.answered) continue;
+                Record(around, facts, ports, deployment, stage, admitted,
+                       reserved ? &*reserved : nullptr, end);
+                if (end.answered) {
+                    Executed done;
+                    done.last.kind = Kind::kDone;
+                    co_return done;
+                }
+                event = event::Attempted{end.outcome, now, around.clock.Now()};
+                break;
+            }
+            case Kind::kWait:
+                if (action.wait_for == Action::WaitFor::kHeadroom) {
+                    if (!queue.Enter(state.targets[action.target].deployment->index)) {
+                        event = event::QueueFull{};
+                        break;
+                    }
+                    ports.Queued(action);
+                }
+                co_await ports.Sleep(action.wait, action.wait_for);
+                event = event::Waited{};
+                break;
+            case Kind::kReplaceChain:
+                // A semantic fallback: the same prompt would fail the same way anywhere else.
+                event = event::ChainReplaced{
+                    SemanticStages(state, around, facts, ports, action.semantic)};
+                break;
+            case Kind::kDone:
+            case Kind::kPassThrough:
+            case Kind::kGiveUp: {
+                Executed stopped;
+                stopped.last = action;
+                co_return stopped;
+            }
+        }
+    }
+}
+
+}  // namespace switchyard::engine

@@ -1,0 +1,112 @@
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "config/config.h"
+#include "core/clock.h"
+#include "engine/attempt_state.h"
+#include "limits/headroom.h"
+#include "limits/lanes.h"
+#include "policy/retry_budget.h"
+#include "routing/deployment_health.h"
+#include "routing/residency.h"
+
+// The one loop that carries out the engine's decisions (docs/architecture.md, "The executor"):
+// the gateway runs it over sockets (src/server/chat_handler.cc), the simulator on a virtual clock
+// (tools/sim/gateway.cc). What differs between the two is behind `Ports`; everything that decides
+// or keeps count — headroom and lane queues, admission by health and probe slots, what an
+// attempt's outcome does to health and retry budgets, the semantic fallbacks — is here, once.
+namespace switchyard::engine {
+
+// What every request of one gateway (or simulated gateway) shares.
+struct Surroundings {
+    const config::Config& config;
+    routing::DeploymentHealth& health;
+    limits::Headroom& headroom;
+    limits::Lanes& lanes;
+    const core::Clock& clock;
+};
+
+// What the executor needs to know about the request besides its engine state.
+struct RequestFacts {
+    std::size_t lane = 0;             // index into the config's lanes
+    std::int64_t input_estimate = 0;  // input tokens estimated from the body
+    std::int64_t max_tokens = 0;      // 0 when absent
+    bool fallbacks = true;            // the request allows fallbacks
+    routing::Regions residency;       // where it may be served
+    int outside = 0;                  // deployments of its chain left out for their region
+    policy::RetryBudget* client_budget = nullptr;  // the client's retry budget (null: none)
+};
+
+// How one attempt ended, as far as the executor acts on it.
+struct AttemptReport {
+    policy::Outcome outcome;
+    // A response went to the client: a success, or a stream past its commit point (which may
+    // still have failed: `outcome` says how).
+    bool answered = false;
+    // The timeout that ended it was the request's own deadline: a fact about the request, not
+    // about the deployment's health.
+    bool cut_by_deadline = false;
+    std::optional<std::chrono::milliseconds> time_to_first_byte;
+    std::int64_t input_tokens = 0;    // for the headroom settlement
+    std::int64_t output_tokens = -1;  // -1: unknown
+};
+
+// Where the gateway and the simulator differ: I/O, time passing, randomness, the fleet's shared
+// state and what is observed. One Ports object serves one request.
+class Ports {
+  public:
+    virtual ~Ports() = default;
+
+    // One draw from [0, 1).
+    virtual double Uniform() = 0;
+    // Nobody is left to answer: the request stops.
+    virtual bool ClientGone() const { return false; }
+
+    // Sends one attempt to `target` as a member of `stage` and reads how it ended. Admission and
+    // headroom are already taken; the rate-limit headers of the answer are the port's to note.
+    virtual boost::asio::awaitable<AttemptReport> Attempt(const Target& target,
+                                                          const routing::PlannedGroup& stage) = 0;
+    // Lets `wait` pass (less when the client leaves).
+    virtual boost::asio::awaitable<void> Sleep(std::chrono::milliseconds wait,
+                                               Action::WaitFor wait_for) = 0;
+
+    // The fleet's shared buckets and probe slots (state.backend: redis); alone, there are none.
+    virtual bool SharesState() const { return false; }
+    // ReserveShared: nullopt when the fleet did not answer (the replica's own buckets decide),
+    // else 0 when reserved or how long until the demands fit.
+    virtual boost::asio::awaitable<std::optional<std::chrono::milliseconds>> ReserveShared(
+        const config::Deployment& deployment, std::vector<limits::BucketDemand> demands);
+    virtual void AdjustShared(const config::Deployment& deployment,
+                              std::vector<limits::BucketDemand> demands);
+    // nullopt: no fleet, or it did not answer; else whether this request got a probe slot.
+    virtual boost::asio::awaitable<std::optional<bool>> TakeSharedProbe(
+        const config::Deployment& deployment);
+    virtual void ReleaseSharedProbe(const config::Deployment& deployment);
+
+    // Observations. Recorded: the attempt's outcome reached health and the budgets (`reported`
+    // false: it was abandoned instead), and `disabled` says whether it newly disabled the
+    // deployment (a spend cap).
+    virtual void NoHeadroom(const config::Deployment& deployment,
+                            std::chrono::milliseconds spacing);
+    virtual void Recorded(const config::Deployment& deployment, const routing::PlannedGroup& stage,
+                          const AttemptReport& report, bool reported, bool disabled);
+    virtual void Queued(const Action& wait);
+};
+
+// How the walk ended.
+struct Executed {
+    Action last;               // kDone, kPassThrough or kGiveUp
+    bool client_gone = false;  // it stopped because nobody was left to answer
+};
+
+// Carries out the engine's decisions for one request until it is answered or the engine stops.
+// The engine decides; this acts, and records what each attempt did to the shared state.
+boost::asio::awaitable<Executed> Execute(AttemptState& state, Surroundings around,
+                                         RequestFacts& facts, Ports& ports);
+
+}  // namespace switchyard::engine

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Project lint: clang-format is clean, and time and randomness come only from the places that own
-# them (core/clock.h; the composition root seeds the per-worker random sources).
+# Project lint: clang-format is clean; time and randomness come only from the places that own
+# them (core/clock.h; the composition root seeds the per-worker random sources); and every
+# reference to a file or heading of the repository (Markdown links, `docs/...` in code) exists.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,11 @@ banned=$(git grep -nE 'steady_clock::now\(\)|system_clock::now\(\)|std::random_d
 if [ -n "$banned" ]; then
     echo "$banned"
     echo "lint: read time through core::Clock and randomness through the worker's random source"
+    status=1
+fi
+mapfile -t referring < <(git ls-files '*.md' 'src/*' 'tools/*' 'tests/*' 'scripts/*' 'bench/*' \
+                                       'deploy/*' 'examples/*' 'CMakeLists.txt' 'cmake/*')
+if ! node scripts/check_links.mjs "${referring[@]}"; then
     status=1
 fi
 [ "$status" -eq 0 ] && echo "lint: ok"

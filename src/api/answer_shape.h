@@ -14,7 +14,7 @@ enum class AnswerShape {
     kWrongShape  // a JSON object, but not this API's answer
 };
 
-// The shape of a 2xx body of `wire`'s API for `endpoint` (docs/providers.md#answers): a chat
+// The shape of a 2xx body of `wire`'s API for `endpoint` (docs/providers.md): a chat
 // completion has a `choices` array, an Anthropic message a `content` array, a Responses object an
 // `output` array, an embeddings list a `data` array; none has a top-level `error` that is not
 // null. Only kAnswer may be relayed, translated or kept: anything else would turn a failure into

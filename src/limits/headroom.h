@@ -22,9 +22,9 @@ struct HeadroomCost {
     bool output = false;      // Anthropic OTPM: needs output headroom; charged after the answer
 };
 
-// One bucket of a reservation as a store shared by replicas checks it (docs/state.md#headroom):
-// its capacity and refill period as this replica knows them, what must fit above the floor, and
-// what is taken (negative: given back).
+// One bucket of a reservation as a store shared by replicas checks it
+// (docs/state.md#what-is-shared-and-how-exactly): its capacity and refill period as this replica
+// knows them, what must fit above the floor, and what is taken (negative: given back).
 struct BucketDemand {
     std::string_view name;  // requests, tokens, input_tokens, output_tokens
     double capacity = 0;

@@ -47,8 +47,8 @@ struct Availability {
 };
 
 // A change of a deployment's health that every replica of a fleet should know at once
-// (docs/state.md#health): a mark that benches it until an instant, or the end of one. Durations,
-// not instants: replicas share no clock.
+// (docs/state.md#what-is-shared-and-how-exactly): a mark that benches it until an instant, or the
+// end of one. Durations, not instants: replicas share no clock.
 struct HealthChange {
     enum class Kind { kRateLimited, kCooling, kBreakerOpen, kBreakerClosed, kDisabled, kEnabled };
     Kind kind = Kind::kCooling;

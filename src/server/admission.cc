@@ -117,8 +117,8 @@ KeySettlement::~KeySettlement() {
 
 namespace {
 
-// The key's verdict from the fleet's shared windows (docs/state.md#client-keys); nullopt when
-// Redis did not answer in time and this replica decides alone.
+// The key's verdict from the fleet's shared windows (docs/state.md#what-is-shared-and-how-exactly);
+// nullopt when Redis did not answer in time and this replica decides alone.
 asio::awaitable<std::optional<limits::KeyAdmission>> AdmitShared(RequestContext& ctx,
                                                                  KeySettlement& settlement,
                                                                  std::int64_t tokens) {

@@ -14,7 +14,8 @@
 
 namespace switchyard::server {
 
-// Where the fleet's shared window counted an admission (docs/state.md#client-keys).
+// Where the fleet's shared window counted an admission
+// (docs/state.md#what-is-shared-and-how-exactly).
 struct SharedSettlement {
     std::int64_t slot = 0;
     std::string month;  // "2026-12": the spend's month

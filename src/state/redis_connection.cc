@@ -277,7 +277,8 @@ asio::awaitable<void> RedisConnection::Run() {
         if (stopped_) break;
         if (known != Known::kDown && observer_ != nullptr) observer_->ConnectionDown(error);
         known = Known::kDown;
-        // Full jitter over an exponentially growing ceiling (docs/resilience.md#backoff).
+        // Full jitter over an exponentially growing ceiling
+        // (docs/resilience.md#backoff-jitter-and-deadlines).
         const std::chrono::milliseconds ceiling = std::min(
             options_.reconnect_max, std::chrono::milliseconds(options_.reconnect_min.count() *
                                                               (1LL << std::min(failures, 10))));

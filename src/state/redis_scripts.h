@@ -13,20 +13,20 @@ struct RedisScript {
     std::string sha1;  // lowercase hex, as EVALSHA wants it
 };
 
-// Client keys' sliding windows (docs/state.md#client-keys). KEYS: the request window, the token
-// window, this month's spend. ARGV: rpm limit, tpm limit (0: none), tokens, monthly budget (0:
-// none), slot length in ms, slots per window. Returns {verdict, retry_after_ms, slot, counted}:
-// verdict 0 admitted, 1 requests, 2 tokens, 3 budget spent.
+// Client keys' sliding windows (docs/state.md#what-is-shared-and-how-exactly). KEYS: the request
+// window, the token window, this month's spend. ARGV: rpm limit, tpm limit (0: none), tokens,
+// monthly budget (0: none), slot length in ms, slots per window. Returns {verdict, retry_after_ms,
+// slot, counted}: verdict 0 admitted, 1 requests, 2 tokens, 3 budget spent.
 const RedisScript& KeyAdmitScript();
 // KEYS: the token window, this month's spend. ARGV: slot, token delta, cost, spend TTL in ms.
 const RedisScript& KeySettleScript();
 
-// Shared headroom buckets (docs/state.md#headroom). KEYS: the deployment's bucket hash. ARGV: a
-// reservation flag (1: reserve, 0: only adjust), then per bucket: name, capacity, refill period in
-// ms, cost, floor. Reserve: takes every cost when each bucket stays at or above its floor after
-// taking (a cost larger than capacity - floor fits a full bucket) and returns 0; otherwise takes
-// nothing and returns the ms until all would fit. Adjust: adds -cost to each bucket (a negative
-// cost gives back), capped at capacity, and returns 0.
+// Shared headroom buckets (docs/state.md#what-is-shared-and-how-exactly). KEYS: the deployment's
+// bucket hash. ARGV: a reservation flag (1: reserve, 0: only adjust), then per bucket: name,
+// capacity, refill period in ms, cost, floor. Reserve: takes every cost when each bucket stays at
+// or above its floor after taking (a cost larger than capacity - floor fits a full bucket) and
+// returns 0; otherwise takes nothing and returns the ms until all would fit. Adjust: adds -cost to
+// each bucket (a negative cost gives back), capped at capacity, and returns 0.
 const RedisScript& HeadroomScript();
 // KEYS: the bucket hash. ARGV: per bucket: name, capacity, refill period ms, reported remaining.
 // Lowers each bucket's level to the provider's report (never raises it).

@@ -15,7 +15,8 @@ constexpr std::array<routing::HealthChange::Kind, 4> kMarks = {
     routing::HealthChange::Kind::kRateLimited, routing::HealthChange::Kind::kCooling,
     routing::HealthChange::Kind::kBreakerOpen, routing::HealthChange::Kind::kDisabled};
 
-// A client key's windows count in 1 s slots over a minute (docs/state.md#client-keys).
+// A client key's windows count in 1 s slots over a minute
+// (docs/state.md#what-is-shared-and-how-exactly).
 constexpr milliseconds kKeySlot{1'000};
 constexpr int kKeySlots = 60;
 // A month's spend outlives its month by a few days, then Redis forgets it.

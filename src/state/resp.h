@@ -10,7 +10,8 @@
 
 namespace switchyard::state {
 
-// One reply in RESP2, the Redis serialization protocol (docs/redis.md#protocol).
+// One reply in RESP2, the Redis serialization protocol
+// (docs/state.md#how-a-replica-talks-to-redis).
 struct RespValue {
     enum class Type { kSimple, kError, kInteger, kBulk, kNull, kArray };
     Type type = Type::kNull;

@@ -41,8 +41,8 @@ std::optional<std::string_view> HeaderOf(std::string_view head, std::string_view
     return std::nullopt;
 }
 
-// The official SDKs' retry decision (docs/providers.md#sdk-retries): x-should-retry first, then
-// 408, 409, 429, 5xx and failures without an answer.
+// The official SDKs' retry decision (docs/providers.md#how-the-official-sdks-retry): x-should-retry
+// first, then 408, 409, 429, 5xx and failures without an answer.
 bool Retryable(const RetryLayer& layer, const Answer& answer) {
     if (answer.status >= 200 && answer.status < 300) return false;  // a stream cut, a degradation
     if (layer.respect_should_retry) {

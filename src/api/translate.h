@@ -13,7 +13,8 @@ namespace switchyard::api {
 
 // Pure translation between OpenAI Chat Completions and Anthropic Messages (docs/providers.md):
 // requests, responses, error bodies and SSE streams, both ways. No I/O. The definitions are split
-// by concern: translate_requests.cc, translate_answers.cc (responses and error bodies) and
+// by concern: translate_requests_to_openai.cc and translate_requests_to_anthropic.cc (requests,
+// one file per direction), translate_answers.cc (responses and error bodies) and
 // translate_streams.cc; what more than one of them needs is in translate_common.h and
 // json_access.h.
 //

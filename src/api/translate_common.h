@@ -8,8 +8,9 @@
 
 namespace switchyard::api {
 
-// Internal to translate_requests.cc, translate_answers.cc and translate_streams.cc: what more
-// than one of them needs. Not part of the api module's interface (that is translate.h).
+// Internal to translate_requests_to_openai.cc, translate_requests_to_anthropic.cc,
+// translate_answers.cc and translate_streams.cc: what more than one of them needs. Not part of
+// the api module's interface (that is translate.h).
 
 // OpenAI finish_reason for an Anthropic stop_reason: null for none; max_tokens and
 // model_context_window_exceeded -> "length", tool_use -> "tool_calls", refusal ->

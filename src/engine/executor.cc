@@ -219,6 +219,58 @@ std::vector<Stage> SemanticStages(const AttemptState& state, const Surroundings&
     return stages;
 }
 
+// One send to `state.targets[index]`: headroom, admission, the attempt and its record. Returns
+// the event for the engine, or nullopt when the attempt answered the client.
+asio::awaitable<std::optional<Event>> SendAttempt(AttemptState& state, const Surroundings& around,
+                                                  RequestFacts& facts, Ports& ports,
+                                                  const QueueSlot& queue, std::size_t index,
+                                                  TimePoint now) {
+    const Target& target = state.targets[index];
+    const config::Deployment& deployment = *target.deployment;
+    const routing::PlannedGroup stage = state.stages[target.stage].group;
+    std::optional<HeadroomReservation> reserved;
+    if (around.config.limits.self_throttle) {
+        // Send only where the provider's limits leave room for this lane.
+        const limits::HeadroomCost cost =
+            limits::CostOf(deployment.provider, facts.input_estimate, facts.max_tokens);
+        bool shared = false;
+        const milliseconds wait =
+            co_await ReserveHeadroom(around, facts, ports, deployment, cost, now, shared);
+        if (wait > milliseconds(0)) {
+            // Predictive shedding: the requests before it for this deployment go first, each
+            // `spacing` apart; past its deadline the engine sheds it now.
+            const double ramp = around.lanes.Share(facts.lane, now).ramp;
+            const milliseconds spacing =
+                around.headroom.Spacing(deployment.index, cost, now, facts.lane, ramp);
+            ports.NoHeadroom(deployment, spacing);
+            co_return event::NoHeadroom{
+                limits::ExpectedWait(wait, queue.Ahead(deployment.index), spacing)};
+        }
+        reserved.emplace(around, deployment, cost, shared ? &ports : nullptr);
+    }
+    const routing::AttemptAdmission admission = around.health.AdmitAttempt(deployment.index, now);
+    if (admission == routing::AttemptAdmission::kRefused) {
+        // Another request took the last half-open probe slot (the reservation goes back as
+        // `reserved` ends).
+        co_return event::NotAdmitted{};
+    }
+    AdmittedAttempt admitted(around, deployment, ports);
+    if (admission == routing::AttemptAdmission::kProbe && ports.SharesState()) {
+        // A probe of a half-open breaker: the fleet's probe slots are shared.
+        const std::optional<bool> slot = co_await ports.TakeSharedProbe(deployment);
+        if (slot && !*slot) co_return event::NotAdmitted{};  // another replica is probing
+        if (slot) admitted.HoldSharedProbe();
+    }
+    const AttemptReport end = co_await ports.Attempt(target, stage);
+    admitted.Ended();
+    const Event attempted = event::Attempted{end.outcome, now, around.clock.Now()};
+    // Cut short for a client that left before any answer: nothing to record (the walk stops).
+    if (ports.ClientGone() && !end.answered) co_return attempted;
+    Record(around, facts, ports, deployment, stage, admitted, reserved ? &*reserved : nullptr, end);
+    if (end.answered) co_return std::nullopt;
+    co_return attempted;
+}
+
 }  // namespace
 
 asio::awaitable<Executed> Execute(AttemptState& state, Surroundings around, RequestFacts& facts,
@@ -245,60 +297,14 @@ asio::awaitable<Executed> Execute(AttemptState& state, Surroundings around, Requ
         }
         switch (action.kind) {
             case Kind::kSend: {
-                const Target& target = state.targets[action.target];
-                const config::Deployment& deployment = *target.deployment;
-                const routing::PlannedGroup stage = state.stages[target.stage].group;
-                std::optional<HeadroomReservation> reserved;
-                if (config.limits.self_throttle) {
-                    // Send only where the provider's limits leave room for this lane.
-                    const limits::HeadroomCost cost =
-                        limits::CostOf(deployment.provider, facts.input_estimate, facts.max_tokens);
-                    bool shared = false;
-                    const milliseconds wait = co_await ReserveHeadroom(
-                        around, facts, ports, deployment, cost, now, shared);
-                    if (wait > milliseconds(0)) {
-                        // Predictive shedding: the requests before it for this deployment go
-                        // first, each `spacing` apart; past its deadline the engine sheds it now.
-                        const double ramp = around.lanes.Share(facts.lane, now).ramp;
-                        const milliseconds spacing =
-                            around.headroom.Spacing(deployment.index, cost, now, facts.lane, ramp);
-                        ports.NoHeadroom(deployment, spacing);
-                        event = event::NoHeadroom{
-                            limits::ExpectedWait(wait, queue.Ahead(deployment.index), spacing)};
-                        break;
-                    }
-                    reserved.emplace(around, deployment, cost, shared ? &ports : nullptr);
-                }
-                const routing::AttemptAdmission admission =
-                    around.health.AdmitAttempt(deployment.index, now);
-                if (admission == routing::AttemptAdmission::kRefused) {
-                    // Another request took the last half-open probe slot (the reservation goes
-                    // back as `reserved` ends).
-                    event = event::NotAdmitted{};
-                    break;
-                }
-                AdmittedAttempt admitted(around, deployment, ports);
-                if (admission == routing::AttemptAdmission::kProbe && ports.SharesState()) {
-                    // A probe of a half-open breaker: the fleet's probe slots are shared.
-                    const std::optional<bool> slot = co_await ports.TakeSharedProbe(deployment);
-                    if (slot && !*slot) {
-                        event = event::NotAdmitted{};  // another replica is probing
-                        break;
-                    }
-                    if (slot) admitted.HoldSharedProbe();
-                }
-                const AttemptReport end = co_await ports.Attempt(target, stage);
-                admitted.Ended();
-                // Cut short for a client that left before any answer: nothing to record.
-                if (ports.ClientGone() && !end.answered) continue;
-                Record(around, facts, ports, deployment, stage, admitted,
-                       reserved ? &*reserved : nullptr, end);
-                if (end.answered) {
+                std::optional<Event> next =
+                    co_await SendAttempt(state, around, facts, ports, queue, action.target, now);
+                if (!next) {
                     Executed done;
                     done.last.kind = Kind::kDone;
                     co_return done;
                 }
-                event = event::Attempted{end.outcome, now, around.clock.Now()};
+                event = std::move(*next);
                 break;
             }
             case Kind::kWait:

@@ -16,7 +16,7 @@
 #include "routing/residency.h"
 
 // The one loop that carries out the engine's decisions (docs/architecture.md, "The executor"):
-// the gateway runs it over sockets (src/server/chat_handler.cc), the simulator on a virtual clock
+// the gateway runs it over sockets (src/server/gateway_ports.cc), the simulator on a virtual clock
 // (tools/sim/gateway.cc). What differs between the two is behind `Ports`; everything that decides
 // or keeps count — headroom and lane queues, admission by health and probe slots, what an
 // attempt's outcome does to health and retry budgets, the semantic fallbacks — is here, once.

@@ -230,4 +230,12 @@ asio::awaitable<std::optional<core::LocalError>> Admit(
     co_return std::nullopt;
 }
 
+std::string_view ClientCredential(const Request& request) {
+    if (const auto it = request.find(http::field::authorization); it != request.end()) {
+        return it->value();
+    }
+    if (const auto it = request.find("x-api-key"); it != request.end()) return it->value();
+    return {};
+}
+
 }  // namespace switchyard::server

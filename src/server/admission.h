@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "api/openai_chat.h"
@@ -55,5 +56,8 @@ asio::awaitable<std::optional<core::LocalError>> Admit(
 // retry-after in whole seconds (rounded up, as clients read it) and retry-after-ms exactly, for a
 // local reply.
 void AddRetryAfter(RequestContext& ctx, std::chrono::milliseconds wait);
+
+// The credential the client sent: its Authorization header, else its x-api-key; "" for none.
+std::string_view ClientCredential(const Request& request);
 
 }  // namespace switchyard::server

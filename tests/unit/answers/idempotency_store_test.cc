@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace switchyard::answers {
-namespace {
+namespace idempotency_store_test {
 
 using std::chrono::milliseconds;
 using TimePoint = IdempotencyStore::TimePoint;
@@ -135,5 +135,5 @@ TEST(IdempotencyStoreTest, EveryClientsBytesAreAccountedAndFreed) {
     EXPECT_EQ(store.BytesOf("u"), 0u);
 }
 
-}  // namespace
+}  // namespace idempotency_store_test
 }  // namespace switchyard::answers

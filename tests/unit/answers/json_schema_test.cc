@@ -8,7 +8,7 @@
 #include <vector>
 
 namespace switchyard::answers {
-namespace {
+namespace json_schema_test {
 
 namespace json = boost::json;
 using Result = SchemaVerdict::Result;
@@ -440,5 +440,5 @@ TEST(JsonSchemaTest, OneCompiledSchemaChecksFromManyThreadsAlike) {
     EXPECT_EQ(passed, std::vector<int>(4, 200));
 }
 
-}  // namespace
+}  // namespace json_schema_test
 }  // namespace switchyard::answers

@@ -7,7 +7,7 @@
 #include <string>
 
 namespace switchyard::answers {
-namespace {
+namespace output_schema_test {
 
 using Result = SchemaVerdict::Result;
 
@@ -214,5 +214,5 @@ TEST(OutputSchemaRegressionTest, LookaheadPatternIsNoSchemaWeCanCheck) {
         << std::get<std::string>(compiled);
 }
 
-}  // namespace
+}  // namespace output_schema_test
 }  // namespace switchyard::answers

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace switchyard::answers {
-namespace {
+namespace request_key_test {
 
 TEST(RequestKeyTest, CanonicalJsonSortsMembersAndDropsWhitespaceAndWhoAsks) {
     EXPECT_EQ(CanonicalJson(R"({"b": 1, "a": [ {"y":2,"x":1} ], "user": "u", "metadata": {}})"),
@@ -58,5 +58,5 @@ TEST(RequestKeyTest, TheFingerprintIsOfTheExactBytesAndRoute) {
     EXPECT_EQ(Fingerprint("/", "").size(), 64u);
 }
 
-}  // namespace
+}  // namespace request_key_test
 }  // namespace switchyard::answers

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace switchyard::answers {
-namespace {
+namespace response_cache_test {
 
 using std::chrono::milliseconds;
 const ResponseCache::TimePoint kStart{std::chrono::seconds(1000)};
@@ -47,5 +47,5 @@ TEST(ResponseCacheTest, PuttingAKeyAgainReplacesItsAnswer) {
     EXPECT_EQ(cache.Find("g", "k", kStart + milliseconds(10), milliseconds(1))->body, "new");
 }
 
-}  // namespace
+}  // namespace response_cache_test
 }  // namespace switchyard::answers

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace switchyard::answers {
-namespace {
+namespace stored_answer_test {
 
 TEST(StoredAnswerTest, EncodeAndDecodeRoundTripAnyBytes) {
     StoredAnswer answer;
@@ -82,5 +82,5 @@ TEST(StoredAnswerTest, ACaptureKeepsTheFirstAnswerWithinItsLimit) {
     EXPECT_FALSE(failed.Keepable());
 }
 
-}  // namespace
+}  // namespace stored_answer_test
 }  // namespace switchyard::answers

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace switchyard::api {
-namespace {
+namespace answer_shape_test {
 
 TEST(AnswerShapeTest, EachApiAnswerIsKnownByItsContentArray) {
     EXPECT_EQ(ShapeOfAnswer(R"({"id":"c","choices":[]})", Wire::kOpenAi, Endpoint::kChat),
@@ -38,5 +38,5 @@ TEST(AnswerShapeTest, AnErrorOrAnotherShapeSentWith200IsNoAnswer) {
     EXPECT_EQ(ShapeOfAnswer("", Wire::kOpenAi, Endpoint::kChat), AnswerShape::kNotJson);
 }
 
-}  // namespace
+}  // namespace answer_shape_test
 }  // namespace switchyard::api

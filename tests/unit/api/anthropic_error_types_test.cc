@@ -12,7 +12,7 @@
 #include "api/anthropic_wire.h"  // the gateway's: src/api/anthropic_wire.h
 
 namespace switchyard {
-namespace {
+namespace anthropic_error_types_test {
 
 std::string_view Gateway(int status) {
     return api::AnthropicErrorTypeOf(static_cast<unsigned>(status));
@@ -67,5 +67,5 @@ TEST(AnthropicErrorTypesTest, GatewayAndMockAgreeOnEveryErrorStatus) {
     }
 }
 
-}  // namespace
+}  // namespace anthropic_error_types_test
 }  // namespace switchyard

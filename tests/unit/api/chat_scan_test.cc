@@ -9,7 +9,7 @@
 #include "api/openai_chat.h"
 
 namespace switchyard::api {
-namespace {
+namespace chat_scan_test {
 
 TEST(ChatScanTest, ReadsWhatRoutingNeeds) {
     const auto scan = ScanChatRequest(
@@ -168,5 +168,5 @@ TEST(ChatScanTest, AScannedRequestIsRenderedFromItsBytesWhenRewritten) {
               "\"model\":\"x\"");
 }
 
-}  // namespace
+}  // namespace chat_scan_test
 }  // namespace switchyard::api

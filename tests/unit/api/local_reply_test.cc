@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace switchyard::api {
-namespace {
+namespace local_reply_test {
 
 using core::ErrorKind;
 
@@ -158,5 +158,5 @@ TEST(LocalReplyTest, StaticCompletionStream) {
     EXPECT_EQ(c1.at("finish_reason").as_string(), "stop");
 }
 
-}  // namespace
+}  // namespace local_reply_test
 }  // namespace switchyard::api

@@ -12,7 +12,7 @@
 #include "providers/upstream_request.h"
 
 namespace switchyard::api {
-namespace {
+namespace openai_chat_test {
 
 TEST(OpenAiChatTest, ReadsWhatRoutingNeeds) {
     auto parsed = ParseOpenAiChat(
@@ -277,5 +277,5 @@ TEST(UsageTest, ReadsOnlyTheUsageObjectsOwnIntegerMembers) {
     EXPECT_EQ(usage->output_tokens, -1);
 }
 
-}  // namespace
+}  // namespace openai_chat_test
 }  // namespace switchyard::api

@@ -9,7 +9,7 @@
 #include "core/sse_parser.h"
 
 namespace switchyard::api {
-namespace {
+namespace responses_test {
 
 namespace json = boost::json;
 
@@ -194,5 +194,5 @@ TEST(ResponsesStreamTest, AnErrorChunkBecomesTheErrorEvent) {
     EXPECT_EQ(events.back().second.at("message"), "Overloaded.");
 }
 
-}  // namespace
+}  // namespace responses_test
 }  // namespace switchyard::api

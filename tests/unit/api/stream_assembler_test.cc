@@ -5,7 +5,7 @@
 #include <boost/json.hpp>
 
 namespace switchyard::api {
-namespace {
+namespace stream_assembler_test {
 
 TEST(OpenAiStreamAssemblerTest, RebuildsTextToolCallsFinishAndUsage) {
     OpenAiStreamAssembler a;
@@ -54,5 +54,5 @@ TEST(OpenAiStreamAssemblerTest, IgnoresWhatIsNotAChunk) {
     EXPECT_TRUE(a.Empty());
 }
 
-}  // namespace
+}  // namespace stream_assembler_test
 }  // namespace switchyard::api

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace switchyard::api {
-namespace {
+namespace stream_events_test {
 
 // Frames `bytes` and returns its events (their data copied; views stay on the parser).
 struct Framed {
@@ -132,5 +132,5 @@ TEST(StreamEventsTest, ErrorMessageOfEitherEnvelope) {
     EXPECT_EQ(ErrorMessageOf(std::string(500, 'x')).size(), 200u);
 }
 
-}  // namespace
+}  // namespace stream_events_test
 }  // namespace switchyard::api

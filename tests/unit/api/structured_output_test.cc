@@ -7,7 +7,7 @@
 #include "api/translate.h"
 
 namespace switchyard::api {
-namespace {
+namespace structured_output_test {
 
 namespace json = boost::json;
 
@@ -98,5 +98,5 @@ TEST(StructuredOutputTest, TranslationAsksTheOtherApiForTheSameSchema) {
     EXPECT_EQ(std::get<core::LocalError>(effort).param, "output_config");
 }
 
-}  // namespace
+}  // namespace structured_output_test
 }  // namespace switchyard::api

@@ -12,7 +12,7 @@
 #include "api/anthropic_wire.h"
 
 namespace switchyard::api {
-namespace {
+namespace translate_test {
 
 namespace json = boost::json;
 using core::ErrorKind;
@@ -968,5 +968,5 @@ TEST(TranslateStreamTest, OpenAiMalformedChunksDoNotCrash) {
     EXPECT_EQ(events.back().first, "message_stop");
 }
 
-}  // namespace
+}  // namespace translate_test
 }  // namespace switchyard::api

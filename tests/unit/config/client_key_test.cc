@@ -11,7 +11,7 @@
 #include "core/sha256.h"
 
 namespace switchyard::config {
-namespace {
+namespace client_key_test {
 
 constexpr std::string_view kMaster = "test-master-key-0123456789";
 constexpr std::string_view kPlaintext = "sk-test-0123456789abcdef";
@@ -275,5 +275,5 @@ TEST_F(ClientKeyYamlTest, StreamModeIsOneOfTwo) {
                      "'stream_mode' must be 'interactive' or 'background'");
 }
 
-}  // namespace
+}  // namespace client_key_test
 }  // namespace switchyard::config

@@ -14,7 +14,7 @@
 #include "policy/outcome.h"
 
 namespace switchyard::config {
-namespace {
+namespace config_loader_test {
 
 EnvLookup FakeEnv(std::map<std::string, std::string> values) {
     return [values = std::move(values)](std::string_view name) -> std::optional<std::string> {
@@ -571,7 +571,6 @@ TEST(ConfigLoaderTest, FallbackProblemsPointAtTheEntry) {
     EXPECT_TRUE(HasProblem(result, 9, "cannot fall back to itself")) << AllProblems(result);
 }
 
-}  // namespace
 TEST(ConfigLoaderTest, ReadsTheCooldownsFailureRate) {
     const std::string models =
         "models:\n  - {name: a, deployments: [{model: m, api_base: \"http://h:1\"}]}\n";
@@ -624,10 +623,11 @@ models:
     EXPECT_NE(AllProblems(bad).find("'region' must be"), std::string::npos);
 }
 
+}  // namespace config_loader_test
 }  // namespace switchyard::config
 
 namespace switchyard::config {
-namespace {
+namespace config_loader_test {
 
 TEST(ConfigLoaderTest, ReadsKeptAnswersAndOutputValidation) {
     constexpr std::string_view kYaml = R"(idempotency: {ttl_s: 60, max_answer_bytes: 2048}
@@ -987,5 +987,5 @@ TEST(ConfigLoaderTest, OddShapesAreProblemsNeverExceptions) {
     }
 }
 
-}  // namespace
+}  // namespace config_loader_test
 }  // namespace switchyard::config

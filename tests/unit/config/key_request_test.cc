@@ -10,7 +10,7 @@
 #include "core/sha256.h"
 
 namespace switchyard::config {
-namespace {
+namespace key_request_test {
 
 constexpr std::string_view kMaster = "test-master-key-0123456789";
 
@@ -198,5 +198,5 @@ TEST(KeyRequestTest, AHashIsSixtyFourHexDigitsAndNotBesideAKey) {
               "key_sha256");
 }
 
-}  // namespace
+}  // namespace key_request_test
 }  // namespace switchyard::config

@@ -12,7 +12,7 @@
 #include "config/config_loader.h"
 
 namespace switchyard::config {
-namespace {
+namespace litellm_import_test {
 
 using policy::ErrorClass;
 
@@ -356,5 +356,5 @@ TEST(LiteLlmImportTest, HostileFilesAreErrorsNotCrashes) {
     EXPECT_EQ(loaded.problems.size(), 1u) << AllProblems(loaded) << huge.yaml;
 }
 
-}  // namespace
+}  // namespace litellm_import_test
 }  // namespace switchyard::config

@@ -6,7 +6,7 @@
 #include <boost/json/serialize.hpp>
 
 namespace switchyard::core {
-namespace {
+namespace json_test {
 
 TEST(ParseJsonTest, NumbersAreWhatJsonCanWriteAgain) {
     boost::system::error_code ec;
@@ -45,11 +45,11 @@ TEST(ReadObjectShapeTest, NamesTheKindOfEachTopLevelMember) {
     EXPECT_EQ(ReadObjectShape(R"({"choices":[]} {})", names).object, false);    // two documents
 }
 
-}  // namespace
+}  // namespace json_test
 }  // namespace switchyard::core
 
 namespace switchyard::core {
-namespace {
+namespace json_test {
 
 TEST(SerializeEditedTest, EditsKeepTheirPlaceRemovalsGoAndNewMembersAreAppended) {
     boost::system::error_code ec;
@@ -68,5 +68,5 @@ TEST(SerializeEditedTest, EditsKeepTheirPlaceRemovalsGoAndNewMembersAreAppended)
     EXPECT_EQ(out, R"(x{"k":"\u0001"})");
 }
 
-}  // namespace
+}  // namespace json_test
 }  // namespace switchyard::core

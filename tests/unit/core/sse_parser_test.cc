@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace switchyard::core {
-namespace {
+namespace sse_parser_test {
 
 struct Framed {
     std::string raw;
@@ -104,5 +104,5 @@ TEST(SseParserTest, FieldWithoutColonAndValueWithoutSpace) {
     EXPECT_EQ(event.data, "\n{\"x\":1}");
 }
 
-}  // namespace
+}  // namespace sse_parser_test
 }  // namespace switchyard::core

@@ -6,7 +6,7 @@
 #include <thread>
 
 namespace switchyard::core {
-namespace {
+namespace time_format_test {
 
 using namespace std::chrono;
 
@@ -42,5 +42,5 @@ TEST(Rfc3339Test, WritesInstantsBeforeTheEpoch) {
     EXPECT_EQ(Rfc3339(sys_days(year(1900) / March / 1)), "1900-03-01T00:00:00.000Z");
 }
 
-}  // namespace
+}  // namespace time_format_test
 }  // namespace switchyard::core

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace switchyard::core {
-namespace {
+namespace url_test {
 
 TEST(BaseUrlTest, ParsesSchemeHostPortAndPrefix) {
     std::string error;
@@ -51,5 +51,5 @@ TEST(HostPortTest, ParsesListenAddresses) {
     EXPECT_FALSE(ParseHostPort("h:x", host, port));
 }
 
-}  // namespace
+}  // namespace url_test
 }  // namespace switchyard::core

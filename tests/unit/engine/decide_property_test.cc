@@ -20,7 +20,7 @@
 #include "engine_test_support.h"
 
 namespace switchyard::engine {
-namespace {
+namespace decide_property_test {
 
 using namespace std::chrono_literals;
 using std::chrono::milliseconds;
@@ -406,5 +406,5 @@ TEST(DecidePropertyTest, InvariantsHoldOverRandomRequests) {
     }
 }
 
-}  // namespace
+}  // namespace decide_property_test
 }  // namespace switchyard::engine

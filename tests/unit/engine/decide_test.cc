@@ -5,7 +5,7 @@
 #include "engine_test_support.h"
 
 namespace switchyard::engine {
-namespace {
+namespace decide_test {
 
 using namespace std::chrono_literals;
 using testing::ChainBuilder;
@@ -404,5 +404,5 @@ TEST(DecideTest, NoWaitEndsAtOrPastTheDeadline) {
     EXPECT_EQ(a.retry_after, 2s) << "the provider's own retry-after is a known instant too";
 }
 
-}  // namespace
+}  // namespace decide_test
 }  // namespace switchyard::engine

@@ -20,7 +20,7 @@
 #include "routing/fallback_plan.h"
 
 namespace switchyard::engine {
-namespace {
+namespace executor_test {
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -201,5 +201,5 @@ TEST_F(ExecutorTest, AClientThatLeftStopsTheWalkWithNothingRecorded) {
     EXPECT_EQ(health_->InFlight(0), 0);
 }
 
-}  // namespace
+}  // namespace executor_test
 }  // namespace switchyard::engine

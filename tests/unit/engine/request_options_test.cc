@@ -6,7 +6,7 @@
 #include <string>
 
 namespace switchyard::engine {
-namespace {
+namespace request_options_test {
 
 using std::chrono::milliseconds;
 
@@ -185,5 +185,5 @@ TEST(RequestOptionsTest, AMalformedResidencyHeaderIsAnInvalidRequestNamingIt) {
     EXPECT_NE(error->message.find("x-switchyard-residency"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace request_options_test
 }  // namespace switchyard::engine

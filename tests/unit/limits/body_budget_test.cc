@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace switchyard::limits {
-namespace {
+namespace body_budget_test {
 
 TEST(BodyBudgetTest, BodiesInFlightStayWithinTheClientsAndTheTotalBound) {
     BodyBudget budget;
@@ -34,5 +34,5 @@ TEST(BodyBudgetTest, AClientsFirstBodyAlwaysFits) {
     EXPECT_EQ(budget.Reserve(2, 10, 1000, 600, second), BodyBudget::Refusal::kNone);
 }
 
-}  // namespace
+}  // namespace body_budget_test
 }  // namespace switchyard::limits

@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace switchyard::limits {
-namespace {
+namespace client_budgets_test {
 
 TEST(ClientBudgetsTest, SameCredentialSameBudget) {
     ClientBudgets budgets(10, 0.5);
@@ -82,5 +82,5 @@ TEST(ClientBudgetsTest, ConcurrentLookupsAgree) {
     for (int i = 0; i < 100; ++i) EXPECT_EQ(seen[0][i], &budgets.For(std::to_string(i)));
 }
 
-}  // namespace
+}  // namespace client_budgets_test
 }  // namespace switchyard::limits

@@ -5,7 +5,7 @@
 #include "core/sha256.h"
 
 namespace switchyard::limits {
-namespace {
+namespace client_keys_test {
 
 using std::chrono::milliseconds;
 using TimePoint = std::chrono::steady_clock::time_point;
@@ -228,5 +228,5 @@ TEST(ClientKeysTest, RampedLimitsFollowSlowStart) {
     EXPECT_EQ(none.tpm, 0);
 }
 
-}  // namespace
+}  // namespace client_keys_test
 }  // namespace switchyard::limits

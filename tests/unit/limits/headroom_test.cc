@@ -5,7 +5,7 @@
 #include "limits/lanes.h"
 
 namespace switchyard::limits {
-namespace {
+namespace headroom_test {
 
 using std::chrono::milliseconds;
 using TimePoint = std::chrono::steady_clock::time_point;
@@ -332,5 +332,5 @@ TEST(HeadroomSharedDemands, CorrectionsCarryTheReportedRemaining) {
     EXPECT_DOUBLE_EQ(corrections[1].take, 3500);
 }
 
-}  // namespace
+}  // namespace headroom_test
 }  // namespace switchyard::limits

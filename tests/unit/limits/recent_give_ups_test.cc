@@ -5,7 +5,7 @@
 #include <string>
 
 namespace switchyard::limits {
-namespace {
+namespace recent_give_ups_test {
 
 using std::chrono::milliseconds;
 using TimePoint = RecentGiveUps::TimePoint;
@@ -51,5 +51,5 @@ TEST(RecentGiveUpsTest, MemoryIsBoundedAndTheOldestIsForgottenFirst) {
     EXPECT_EQ(memory.Size(), 1u);
 }
 
-}  // namespace
+}  // namespace recent_give_ups_test
 }  // namespace switchyard::limits

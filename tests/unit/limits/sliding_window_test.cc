@@ -10,7 +10,7 @@
 #include <vector>
 
 namespace switchyard::limits {
-namespace {
+namespace sliding_window_test {
 
 using std::chrono::milliseconds;
 using std::chrono::minutes;
@@ -275,5 +275,5 @@ TEST(SlidingWindowTest, PropertyNoRealWindowExceedsTheLimitAndRetryAfterIsExact)
     }
 }
 
-}  // namespace
+}  // namespace sliding_window_test
 }  // namespace switchyard::limits

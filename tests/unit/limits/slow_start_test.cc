@@ -5,7 +5,7 @@
 #include <chrono>
 
 namespace switchyard::limits {
-namespace {
+namespace slow_start_test {
 
 using std::chrono::milliseconds;
 using std::chrono::minutes;
@@ -84,5 +84,5 @@ TEST(SlowStartTest, TimeRunningBackwardsCountsAsTheLatestTimeSeen) {
     EXPECT_DOUBLE_EQ(start.Peek(At(seconds(1))), 0.55);
 }
 
-}  // namespace
+}  // namespace slow_start_test
 }  // namespace switchyard::limits

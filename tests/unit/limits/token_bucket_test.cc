@@ -7,7 +7,7 @@
 #include <optional>
 
 namespace switchyard::limits {
-namespace {
+namespace token_bucket_test {
 
 using std::chrono::milliseconds;
 using std::chrono::minutes;
@@ -260,5 +260,5 @@ TEST(TokenBucketTest, ATakeFromAFullBucketHoldsTheRefillBackForTheTransit) {
     EXPECT_DOUBLE_EQ(plain.Level(At(milliseconds(100))), 1.2);
 }
 
-}  // namespace
+}  // namespace token_bucket_test
 }  // namespace switchyard::limits

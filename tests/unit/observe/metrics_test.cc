@@ -7,7 +7,7 @@
 #include "observe/access_log.h"
 
 namespace switchyard::observe {
-namespace {
+namespace metrics_test {
 
 TEST(MetricsTest, SumsShardsIntoPrometheusText) {
     Metrics metrics(2);
@@ -169,5 +169,5 @@ TEST(MetricsTest, EveryFamilyIsDescribedBeforeItsFirstSample) {
     }
 }
 
-}  // namespace
+}  // namespace metrics_test
 }  // namespace switchyard::observe

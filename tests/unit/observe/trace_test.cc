@@ -6,7 +6,7 @@
 #include "observe/trace_context.h"
 
 namespace switchyard::observe {
-namespace {
+namespace trace_test {
 
 TEST(TraceParentTest, ReadsTheW3cExample) {
     auto parent = ParseTraceParent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01");
@@ -87,5 +87,5 @@ TEST(OtlpEncodingTest, SpansBecomeOneResourceWithHexIdsAndStringIntegers) {
     EXPECT_EQ(second.at("status").at("message"), "overloaded");
 }
 
-}  // namespace
+}  // namespace trace_test
 }  // namespace switchyard::observe

@@ -8,7 +8,7 @@
 #include <optional>
 
 namespace switchyard::policy {
-namespace {
+namespace backoff_test {
 
 using std::chrono::milliseconds;
 
@@ -121,5 +121,5 @@ TEST(BackoffTest, SweepStaysWithinZeroAndTheCeiling) {
     }
 }
 
-}  // namespace
+}  // namespace backoff_test
 }  // namespace switchyard::policy

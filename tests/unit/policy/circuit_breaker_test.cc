@@ -5,7 +5,7 @@
 #include <chrono>
 
 namespace switchyard::policy {
-namespace {
+namespace circuit_breaker_test {
 
 using std::chrono::milliseconds;
 using std::chrono::nanoseconds;
@@ -496,5 +496,5 @@ TEST(CooldownTest, AZeroRateCountsFailuresOnly) {
     EXPECT_TRUE(cooldown.Cooling(At(milliseconds(1003))));
 }
 
-}  // namespace
+}  // namespace circuit_breaker_test
 }  // namespace switchyard::policy

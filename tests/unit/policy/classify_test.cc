@@ -10,7 +10,7 @@
 #include <string_view>
 
 namespace switchyard::policy {
-namespace {
+namespace classify_test {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
@@ -366,5 +366,5 @@ TEST(ClassifyTest, NamesAreDistinctAndStable) {
     EXPECT_EQ(Name(static_cast<ErrorClass>(kErrorClassCount)), "unknown");
 }
 
-}  // namespace
+}  // namespace classify_test
 }  // namespace switchyard::policy

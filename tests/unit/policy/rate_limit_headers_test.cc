@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace switchyard::policy {
-namespace {
+namespace rate_limit_headers_test {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
@@ -113,5 +113,5 @@ TEST(RateLimitHeadersTest, NamesAreMatchedWholeInAnyCase) {
     EXPECT_FALSE(h.requests.remaining);
 }
 
-}  // namespace
+}  // namespace rate_limit_headers_test
 }  // namespace switchyard::policy

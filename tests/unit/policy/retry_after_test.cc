@@ -8,7 +8,7 @@
 #include <string>
 
 namespace switchyard::policy {
-namespace {
+namespace retry_after_test {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
@@ -192,11 +192,11 @@ TEST(ParseRetryAfterTest, RetryAfterMsWinsAndFallsBackWhenUnusable) {
     EXPECT_FALSE(ParseRetryAfter(std::nullopt, std::nullopt, kNow));
 }
 
-}  // namespace
+}  // namespace retry_after_test
 }  // namespace switchyard::policy
 
 namespace switchyard::policy {
-namespace {
+namespace retry_after_test {
 
 TEST(SpreadHintTest, NeverBeforeTheMinimumAndSpreadOverTheInterval) {
     using std::chrono::milliseconds;
@@ -215,5 +215,5 @@ TEST(SpreadHintTest, NeverBeforeTheMinimumAndSpreadOverTheInterval) {
     EXPECT_EQ(DefaultSpread(milliseconds(10)), milliseconds(100));
 }
 
-}  // namespace
+}  // namespace retry_after_test
 }  // namespace switchyard::policy

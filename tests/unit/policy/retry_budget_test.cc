@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace switchyard::policy {
-namespace {
+namespace retry_budget_test {
 
 TEST(RetryBudgetTest, StartsFull) {
     const RetryBudget budget(10, 0.5);
@@ -189,5 +189,5 @@ TEST(RetryBudgetTest, RetriesResumeAtTheRatioOnceTheOutageEnds) {
     EXPECT_EQ(RunFailingRequest(budget), 1);
 }
 
-}  // namespace
+}  // namespace retry_budget_test
 }  // namespace switchyard::policy

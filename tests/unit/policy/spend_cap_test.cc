@@ -5,7 +5,7 @@
 #include <chrono>
 
 namespace switchyard::policy {
-namespace {
+namespace spend_cap_test {
 
 using namespace std::chrono;
 using WallTime = system_clock::time_point;
@@ -81,5 +81,5 @@ TEST(SpendCapTest, EveryHourOfFourYearsLiftsAtTheNextMonthsFirstMidnight) {
     }
 }
 
-}  // namespace
+}  // namespace spend_cap_test
 }  // namespace switchyard::policy

@@ -15,7 +15,7 @@
 #include "policy/spend_cap.h"
 
 namespace switchyard::routing {
-namespace {
+namespace deployment_health_test {
 
 using namespace std::chrono;
 using policy::ErrorClass;
@@ -849,5 +849,5 @@ TEST(DeploymentHealthChanges, KindNamesRoundTrip) {
     EXPECT_FALSE(HealthChangeKind("sick"));
 }
 
-}  // namespace
+}  // namespace deployment_health_test
 }  // namespace switchyard::routing

@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace switchyard::routing {
-namespace {
+namespace fallback_plan_test {
 
 using Names = std::vector<std::string>;
 
@@ -145,5 +145,5 @@ TEST(SemanticFallbacksTest, NoListNoFallbacks) {
     EXPECT_TRUE(SemanticFallbacks(c, a, policy::Action::kContentFallback, 1).empty());
 }
 
-}  // namespace
+}  // namespace fallback_plan_test
 }  // namespace switchyard::routing

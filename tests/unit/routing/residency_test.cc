@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace switchyard::routing {
-namespace {
+namespace residency_test {
 
 config::Deployment In(std::string region) {
     config::Deployment d;
@@ -50,5 +50,5 @@ TEST(ResidencyTest, ParsesAHeaderOfRegions) {
     EXPECT_EQ(Describe({"eu", "us"}), "eu, us");
 }
 
-}  // namespace
+}  // namespace residency_test
 }  // namespace switchyard::routing

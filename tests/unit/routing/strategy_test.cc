@@ -15,7 +15,7 @@
 #include <vector>
 
 namespace switchyard::routing {
-namespace {
+namespace strategy_test {
 
 using std::chrono::milliseconds;
 using TimePoint = DeploymentHealth::TimePoint;
@@ -375,5 +375,5 @@ TEST(StrategyTest, ConcurrentOrderingWhileHealthChanges) {
     for (std::size_t i = 0; i < kDeployments; ++i) EXPECT_EQ(health.InFlight(i), 0);
 }
 
-}  // namespace
+}  // namespace strategy_test
 }  // namespace switchyard::routing

@@ -11,7 +11,7 @@
 #include <vector>
 
 namespace switchyard::routing {
-namespace {
+namespace weighted_pick_test {
 
 // The deployment WeightedOrder puts first for a first draw of `u`.
 const config::Deployment& First(const config::ModelGroup& group, double u) {
@@ -154,5 +154,5 @@ TEST(WeightedOrderTest, PositionsFollowTheWeightsOverManyRandomDraws) {
     EXPECT_NEAR(second["a"] / double(kRuns), 0.2, 0.01);
 }
 
-}  // namespace
+}  // namespace weighted_pick_test
 }  // namespace switchyard::routing

@@ -12,7 +12,7 @@
 #include "scenario.h"
 
 namespace switchyard::sim {
-namespace {
+namespace simulator_test {
 
 // Writes `text` to a scenario file of its own and returns the path.
 std::string ScenarioFile(const std::string& name, const std::string& text) {
@@ -224,5 +224,5 @@ TEST(ContentionTest, JitterCutsTheWorkOfContendingClients) {
     EXPECT_GT(calls("equal").time_ms, calls("full").time_ms);
 }
 
-}  // namespace
+}  // namespace simulator_test
 }  // namespace switchyard::sim

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace switchyard::state {
-namespace {
+namespace resp_test {
 
 using Status = RespReader::Status;
 using Type = RespValue::Type;
@@ -116,5 +116,5 @@ TEST(RespReader, AHeaderLineWithoutEndIsAnError) {
     EXPECT_EQ(reader.Next(v), Status::kError);
 }
 
-}  // namespace
+}  // namespace resp_test
 }  // namespace switchyard::state

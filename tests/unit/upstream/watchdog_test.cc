@@ -7,7 +7,7 @@
 #include "core/clock.h"
 
 namespace switchyard::upstream {
-namespace {
+namespace watchdog_test {
 
 using std::chrono::milliseconds;
 
@@ -63,5 +63,5 @@ TEST(DeferredTest, ACancelledOrDestroyedOneNeverBegins) {
     EXPECT_FALSE(cancelled.Pending());
 }
 
-}  // namespace
+}  // namespace watchdog_test
 }  // namespace switchyard::upstream

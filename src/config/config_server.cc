@@ -1,0 +1,88 @@
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <string>
+
+#include "config/client_key.h"
+#include "config/config_sections.h"
+#include "core/url.h"
+
+// The sections of a config about how the gateway serves its clients (config_sections.h): server,
+// timeouts, idempotency and degradation.
+
+namespace switchyard::config {
+
+void ReadServer(Reader& r, const YAML::Node& node, ServerConfig& server) {
+    if (!r.CheckMap(node, "server",
+                    {"listen", "workers", "max_body_bytes", "max_body_bytes_in_flight",
+                     "max_body_bytes_in_flight_per_key", "header_timeout_ms", "idle_timeout_ms",
+                     "write_timeout_ms", "drain_delay_ms", "drain_timeout_ms", "master_key",
+                     "stream_mode"})) {
+        return;
+    }
+    std::string listen;
+    if (r.String(node, "listen", listen) &&
+        !core::ParseHostPort(listen, server.listen_host, server.listen_port)) {
+        r.Fail(node["listen"], "'listen' must be HOST:PORT, e.g. 127.0.0.1:4000");
+    }
+    r.Integer(node, "workers", server.workers, 0, 256);
+    r.Integer(node, "max_body_bytes", server.max_body_bytes, 1024, 1LL << 30);
+    r.Integer(node, "max_body_bytes_in_flight", server.max_body_bytes_in_flight, 1024, 1LL << 40);
+    r.Integer(node, "max_body_bytes_in_flight_per_key", server.max_body_bytes_in_flight_per_key,
+              1024, 1LL << 40);
+    r.Duration(node, "header_timeout_ms", server.header_timeout);
+    r.Duration(node, "idle_timeout_ms", server.idle_timeout);
+    r.Duration(node, "write_timeout_ms", server.write_timeout);
+    r.Duration(node, "drain_delay_ms", server.drain_delay, 0);
+    r.Duration(node, "drain_timeout_ms", server.drain_timeout);
+    r.SecretValue(node, "master_key", server.master_key);
+    std::string mode;
+    if (r.String(node, "stream_mode", mode)) {
+        if (const auto parsed = ParseStreamMode(mode)) {
+            server.stream_mode = *parsed;
+        } else {
+            r.Fail(node["stream_mode"], "'stream_mode' must be " + std::string(kStreamModeChoices));
+        }
+    }
+}
+
+void ReadTimeouts(Reader& r, const YAML::Node& node, Timeouts& timeouts) {
+    if (!r.CheckMap(node, "timeouts",
+                    {"connect_ms", "first_byte_ms", "first_token_ms", "chunk_ms", "total_ms",
+                     "pings_are_progress", "stream_upstream_over_max_tokens"})) {
+        return;
+    }
+    r.Duration(node, "connect_ms", timeouts.connect);
+    r.Duration(node, "first_byte_ms", timeouts.first_byte);
+    r.Duration(node, "first_token_ms", timeouts.first_token);
+    r.Duration(node, "chunk_ms", timeouts.chunk);
+    r.Duration(node, "total_ms", timeouts.total);
+    r.Bool(node, "pings_are_progress", timeouts.pings_are_progress);
+    r.Integer(node, "stream_upstream_over_max_tokens", timeouts.stream_upstream_over_max_tokens, 0,
+              100'000'000);
+}
+
+void ReadIdempotency(Reader& r, const YAML::Node& node, IdempotencyConfig& idempotency) {
+    if (!r.CheckMap(node, "idempotency", {"ttl_s", "max_answer_bytes", "max_bytes"})) return;
+    long long ttl = idempotency.ttl.count();
+    r.Integer(node, "ttl_s", ttl, 1, 30LL * 24 * 3600);
+    idempotency.ttl = std::chrono::seconds(ttl);
+    r.Integer(node, "max_answer_bytes", idempotency.max_answer_bytes, 1024, 256LL << 20);
+    r.Integer(node, "max_bytes", idempotency.max_bytes, 64 * 1024, 64LL << 30);
+}
+
+void ReadDegradation(Reader& r, const YAML::Node& node, DegradationConfig& degradation) {
+    if (!r.CheckMap(node, "degradation", {"mode", "content"})) return;
+    std::string mode = "error";
+    r.String(node, "mode", mode);
+    if (mode == "error") {
+        degradation.mode = DegradationConfig::Mode::kError;
+    } else if (mode == "static") {
+        degradation.mode = DegradationConfig::Mode::kStatic;
+        r.String(node, "content", degradation.content, /*required=*/true);
+    } else {
+        r.Fail(node["mode"], "degradation 'mode' must be 'error' or 'static'");
+    }
+}
+
+}  // namespace switchyard::config

@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 cmake --preset release >/dev/null
-cmake --build --preset release -j"$(nproc)" --target switchyard switchyard-mock
+# The mock first: it then builds alongside the gateway instead of after it.
+cmake --build --preset release -j"$(nproc)" --target switchyard-mock switchyard
 
 build/release/tools/mock/switchyard-mock --listen 127.0.0.1:4010 &
 mock=$!

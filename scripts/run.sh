@@ -7,8 +7,7 @@ cd "$(dirname "$0")/.."
 
 scripts/setup.sh
 cmake --preset release >/dev/null
-# The mock first: it then builds alongside the gateway instead of after it.
-cmake --build --preset release -j"$(nproc)" --target switchyard-mock switchyard
+cmake --build --preset release -j"$(nproc)" --target switchyard switchyard-mock
 
 build/release/tools/mock/switchyard-mock --listen 127.0.0.1:4010 &
 mock=$!

@@ -26,6 +26,17 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using Kind = engine::Action::Kind;
 
+// Switchyard's own OpenAI stream, whole, through a stream translator.
+template <typename Translator>
+std::string TranslateStream(Translator& translate, const std::string& openai) {
+    core::SseParser sse;
+    core::SseEvent event;
+    std::string out;
+    sse.Feed(openai);
+    while (sse.Next(event)) translate.Feed(event.name, event.data, out);
+    return out;
+}
+
 // The static degradation, rendered for an Anthropic client.
 std::string StaticInAnthropic(const std::string& openai, bool stream, std::int64_t created) {
     if (!stream) {
@@ -34,12 +45,7 @@ std::string StaticInAnthropic(const std::string& openai, bool stream, std::int64
             TranslateBody(openai, 200, api::Wire::kOpenAi, api::Wire::kAnthropic, created));
     }
     api::OpenAiToAnthropicStream translate;
-    core::SseParser sse;
-    core::SseEvent event;
-    std::string out;
-    sse.Feed(openai);
-    while (sse.Next(event)) translate.Feed(event.name, event.data, out);
-    return out;
+    return TranslateStream(translate, openai);
 }
 
 // The static degradation, rendered for a Responses client.
@@ -53,12 +59,7 @@ std::string StaticInResponses(const std::string& openai, bool stream, std::int64
             api::ChatAnswerToResponse(completion.as_object(), request, created));
     }
     api::ChatToResponsesStream translate(request, created);
-    core::SseParser sse;
-    core::SseEvent event;
-    std::string out;
-    sse.Feed(openai);
-    while (sse.Next(event)) translate.Feed(event.name, event.data, out);
-    return out;
+    return TranslateStream(translate, openai);
 }
 
 // The answer when the engine gave up: a static degradation, or an error that lists every attempt

@@ -138,11 +138,18 @@ ObjectShape ReadObjectShape(std::string_view text, std::span<const std::string_v
 
 namespace {
 
-// Whether `text` may hold a number with an exponent: an 'e' or 'E' after a digit or '.', and
-// before a digit or sign. Cheap next to a parse; rare in anything but numbers.
-bool MayHaveExponent(std::string_view text) {
-    for (std::size_t i = 1; i + 1 < text.size(); ++i) {
-        if ((text[i] | 0x20) != 'e') continue;
+// Whether `text` may hold a number beyond a double: one with an exponent (an 'e' or 'E' after a
+// digit or '.', and before a digit or sign), or a run of more digits than the largest double has
+// before its point (309), which the parser reads as infinity too. Cheap next to a parse; rare in
+// anything but numbers.
+bool MayOverflowDouble(std::string_view text) {
+    constexpr std::size_t kLongestFiniteRun = 308;
+    std::size_t run = 0;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        run = c >= '0' && c <= '9' ? run + 1 : 0;
+        if (run > kLongestFiniteRun) return true;
+        if ((c | 0x20) != 'e' || i == 0 || i + 1 == text.size()) continue;
         const char before = text[i - 1];
         const char after = text[i + 1];
         if (((before >= '0' && before <= '9') || before == '.') &&
@@ -182,7 +189,7 @@ boost::json::value ParseJson(std::string_view text, boost::system::error_code& e
     boost::json::parse_options options;
     options.max_depth = kMaxJsonDepth;
     boost::json::value value = boost::json::parse(text, ec, std::move(storage), options);
-    if (!ec && MayHaveExponent(text) && !MakeNumbersFinite(value)) {
+    if (!ec && MayOverflowDouble(text) && !MakeNumbersFinite(value)) {
         ec = boost::json::error::exponent_overflow;
         return {};
     }

@@ -18,8 +18,8 @@ inline constexpr std::size_t kMaxJsonDepth = 128;
 
 // boost::json::parse with kMaxJsonDepth; never throws: failures set `ec`. Numbers read as a
 // double are what JSON can write again: a zero with a huge exponent ("0e777", which the parser
-// reads as NaN) is 0, and a number beyond a double ("1e400", read as infinity, which would be
-// written out as `Infinity`, no JSON) fails with `exponent_overflow`.
+// reads as NaN) is 0, and a number beyond a double ("1e400" or 400 digits, read as infinity,
+// which would be written out as `Infinity`, no JSON) fails with `exponent_overflow`.
 boost::json::value ParseJson(std::string_view text, boost::system::error_code& ec,
                              boost::json::storage_ptr storage = {});
 

@@ -5,6 +5,8 @@
 #include <boost/json.hpp>
 #include <random>
 
+#include "core/json.h"
+
 namespace switchyard::state {
 namespace {
 
@@ -440,7 +442,7 @@ void RedisState::OnMessage(const RespValue& push) {
         return;
     }
     boost::system::error_code ec;
-    const boost::json::value parsed = boost::json::parse(push.items[2].text, ec);
+    const boost::json::value parsed = core::ParseJson(push.items[2].text, ec);
     if (ec || !parsed.is_object()) return;
     const boost::json::object& message = parsed.as_object();
     const auto text = [&](std::string_view field) -> std::string_view {
@@ -512,7 +514,7 @@ asio::awaitable<void> RedisState::Resync() {
         std::vector<boost::json::object> keys;
         for (std::size_t i = 1; i < reply->items.size(); i += 2) {
             boost::system::error_code ec;
-            boost::json::value key = boost::json::parse(reply->items[i].text, ec);
+            boost::json::value key = core::ParseJson(reply->items[i].text, ec);
             if (!ec && key.is_object()) keys.push_back(std::move(key.as_object()));
         }
         handlers_.keys_loaded(keys);

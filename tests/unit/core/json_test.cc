@@ -4,6 +4,7 @@
 
 #include <array>
 #include <boost/json/serialize.hpp>
+#include <string>
 
 namespace switchyard::core {
 namespace json_test {
@@ -19,6 +20,13 @@ TEST(ParseJsonTest, NumbersAreWhatJsonCanWriteAgain) {
     EXPECT_EQ(ec, boost::json::error::exponent_overflow);
     ParseJson(R"([-1E+400])", ec);
     EXPECT_EQ(ec, boost::json::error::exponent_overflow);
+    // So is a number of 400 digits, with no exponent at all; 308 of them are still a double.
+    ParseJson("{\"n\":" + std::string(400, '9') + "}", ec);
+    EXPECT_EQ(ec, boost::json::error::exponent_overflow);
+    ParseJson("[-" + std::string(400, '9') + ".5]", ec);
+    EXPECT_EQ(ec, boost::json::error::exponent_overflow);
+    ParseJson("[" + std::string(308, '9') + "]", ec);
+    EXPECT_FALSE(ec) << ec.message();
     // Text that merely looks like an exponent is left alone.
     const boost::json::value text = ParseJson(R"({"s":"1e400 and 0e777"})", ec);
     ASSERT_FALSE(ec);

@@ -82,6 +82,7 @@ class Scanner final {
         if (*p_ == '0') {
             ++p_;
         } else {
+            const char* first = p_;
             while (p_ != end_ && IsDigit(*p_)) {
                 const unsigned digit = static_cast<unsigned>(*p_ - '0');
                 if (magnitude > (std::numeric_limits<std::uint64_t>::max() - digit) / 10) {
@@ -91,6 +92,8 @@ class Scanner final {
                 }
                 ++p_;
             }
+            // More digits than the largest double has may overflow one too.
+            if (p_ - first > 308) return false;
         }
         if (p_ != end_ && *p_ == '.') {
             integer = false;

@@ -2,10 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/json.hpp>
 #include <cstdio>
-
-#include "core/asio.h"
+#include <string_view>
 
 namespace switchyard::observe {
 
@@ -96,19 +103,48 @@ void TraceExporter::Run() {
     }
 }
 
-bool TraceExporter::Post(const std::string& body, std::string& why) {
-    // Asynchronous operations on a private io_context, so the timeout bounds connecting, sending
-    // and reading the answer (a collector that accepts and never answers must not hold the
-    // thread). Name resolution is the system's, unbounded: it happens once per failure episode.
-    asio::io_context ioc;
+namespace {
+
+// The status code of an HTTP/1.x response head ("HTTP/1.1 200 OK\r\n..."); 0 when it is none.
+unsigned StatusOf(std::string_view head) {
+    if (head.size() < 12 || !head.starts_with("HTTP/1.") || head[8] != ' ') return 0;
     unsigned status = 0;
-    asio::co_spawn(
+    for (std::size_t i = 9; i < 12; ++i) {
+        if (head[i] < '0' || head[i] > '9') return 0;
+        status = status * 10 + static_cast<unsigned>(head[i] - '0');
+    }
+    return status;
+}
+
+}  // namespace
+
+bool TraceExporter::Post(const std::string& body, std::string& why) {
+    // One request per connection (`Connection: close`), of which only the status line is read.
+    // Asynchronous operations on a private io_context run for at most the timeout, so it bounds
+    // connecting, sending and reading the answer (a collector that accepts and never answers
+    // must not hold the thread). Name resolution is the system's, unbounded: it happens once per
+    // failure episode.
+    std::string request = fmt::format(
+        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n"
+        "User-Agent: switchyard/{}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        options_.path, options_.host_header, options_.service_version, body.size());
+    for (const auto& [name, value] : options_.headers) {
+        request.append(name).append(": ").append(value).append("\r\n");
+    }
+    request.append("\r\n").append(body);
+
+    unsigned status = 0;
+    bool answered = false;
+    boost::asio::io_context ioc;  // last: its end destroys an operation cut short
+    why = "timed out";
+    boost::asio::co_spawn(
         ioc,
-        [&]() -> asio::awaitable<void> {
-            beast::tcp_stream stream(co_await asio::this_coro::executor);
+        [&]() -> boost::asio::awaitable<void> {
+            constexpr auto kTuple = boost::asio::as_tuple(boost::asio::use_awaitable);
+            boost::asio::ip::tcp::socket socket(co_await boost::asio::this_coro::executor);
             if (endpoints_.empty()) {
                 // Resolved once, and again only after a failure.
-                tcp::resolver resolver(co_await asio::this_coro::executor);
+                boost::asio::ip::tcp::resolver resolver(co_await boost::asio::this_coro::executor);
                 auto [resolve_ec, results] = co_await resolver.async_resolve(
                     options_.host, std::to_string(options_.port), kTuple);
                 if (resolve_ec) {
@@ -117,41 +153,38 @@ bool TraceExporter::Post(const std::string& body, std::string& why) {
                 }
                 endpoints_.assign(results.begin(), results.end());
             }
-            stream.expires_after(options_.timeout);
-            auto [connect_ec, endpoint] = co_await stream.async_connect(endpoints_, kTuple);
+            auto [connect_ec, endpoint] =
+                co_await boost::asio::async_connect(socket, endpoints_, kTuple);
             if (connect_ec) {
                 why = "connect: " + connect_ec.message();
                 co_return;
             }
-            http::request<http::string_body> request{http::verb::post, options_.path, 11};
-            request.set(http::field::host, options_.host_header);
-            request.set(http::field::content_type, "application/json");
-            request.set(http::field::user_agent, "switchyard/" + options_.service_version);
-            for (const auto& [name, value] : options_.headers) request.set(name, value);
-            request.body() = body;
-            request.prepare_payload();
-            auto [write_ec, written] = co_await http::async_write(stream, request, kTuple);
+            auto [write_ec, written] =
+                co_await boost::asio::async_write(socket, boost::asio::buffer(request), kTuple);
             if (write_ec) {
                 why = "send: " + write_ec.message();
                 co_return;
             }
-            beast::flat_buffer buffer;
-            http::response<http::string_body> response;
-            auto [read_ec, read] = co_await http::async_read(stream, buffer, response, kTuple);
+            std::string head;
+            auto [read_ec, read] = co_await boost::asio::async_read_until(
+                socket, boost::asio::dynamic_buffer(head, 16 * 1024), "\r\n", kTuple);
             if (read_ec) {
                 why = "answer: " + read_ec.message();
                 co_return;
             }
-            status = response.result_int();
+            answered = true;
+            status = StatusOf(head);
             boost::system::error_code ignored;
-            stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+            socket.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
         },
-        asio::detached);
-    ioc.run();
-    if (status == 0) endpoints_.clear();
-    if (status == 0) return false;
+        boost::asio::detached);
+    ioc.run_for(options_.timeout);
+    if (!answered) {
+        endpoints_.clear();
+        return false;
+    }
     if (status < 200 || status >= 300) {
-        why = fmt::format("HTTP {}", status);
+        why = status == 0 ? "answer: not HTTP/1.x" : fmt::format("HTTP {}", status);
         return false;
     }
     return true;

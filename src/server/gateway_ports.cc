@@ -31,7 +31,7 @@ void AlertDisabled(RequestContext& ctx, const config::Deployment& deployment) {
     fmt::print(stderr, "{}\n", event);
     const std::string& webhook = ctx.Config().alerts.webhook_url;
     if (!webhook.empty()) {
-        upstream::PostWebhook(ctx.stream.get_executor(), ctx.Context().tls, webhook, event);
+        upstream::PostWebhook(ctx.worker.pool, ctx.Context().clock, webhook, event);
     }
 }
 

@@ -7,13 +7,11 @@
 #include <optional>
 
 #include "api/responses.h"
-#include "api/stream_assembler.h"
 #include "api/stream_events.h"
-#include "api/structured_output.h"
+#include "api/stream_relay.h"
 #include "api/translate.h"
 #include "api/usage.h"
 #include "core/json.h"
-#include "core/sse_parser.h"
 #include "core/write_now.h"
 #include "server/http_io.h"
 #include "server/test_faults.h"
@@ -23,10 +21,6 @@ namespace {
 
 // Upstream response headers a client may act on, passed through unchanged.
 constexpr std::string_view kPassThroughHeaders[] = {"retry-after", "retry-after-ms"};
-
-// The largest stream event an upstream may send (the `data:` of a Responses API
-// `response.completed` carries the whole answer; 8 MiB is far beyond any model's output).
-constexpr std::size_t kMaxEventBytes = 8 << 20;
 
 void NoteUsage(RequestContext& ctx, std::string_view json) {
     if (const auto usage = api::FindUsage(json)) {
@@ -190,72 +184,13 @@ asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
     co_await WriteAnswer(ctx, header.result_int(), lines, body);
 }
 
-std::string StreamErrorEvent(api::Wire front, std::string_view message, std::int64_t sequence) {
-    if (front == api::Wire::kResponses) {
-        return api::ResponsesErrorEvent("stream_interrupted", message, sequence);
-    }
-    if (front == api::Wire::kAnthropic) {
-        boost::json::object error{
-            {"type", "api_error"},
-            {"message", message},
-            {"details", boost::json::object{{"error_code", "stream_interrupted"}}}};
-        return "event: error\ndata: " +
-               boost::json::serialize(
-                   boost::json::object{{"type", "error"}, {"error", std::move(error)}}) +
-               "\n\n";
-    }
-    boost::json::object error{{"message", message},
-                              {"type", "upstream_error"},
-                              {"param", nullptr},
-                              {"code", "stream_interrupted"}};
-    return "data: " + boost::json::serialize(boost::json::object{{"error", std::move(error)}}) +
-           "\n\n";
-}
+namespace {
 
-asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::UpstreamCall& call,
-                                          StreamOptions options) {
-    const core::Clock& clock = ctx.Context().clock;
-    const auto& header = call.Header();
-    StreamResult result;
-    // The client's API may differ from the deployment's: translate event by event. In assemble
-    // mode the events become OpenAI chunks, the assembler's input.
-    std::optional<api::AnthropicToOpenAiStream> to_openai;
-    std::optional<api::OpenAiToAnthropicStream> to_anthropic;
-    std::optional<api::ChatToResponsesStream> to_responses;
-    const bool responses_front = options.front == api::Wire::kResponses && !options.assemble;
-    if (options.upstream == api::Wire::kAnthropic &&
-        (options.front != api::Wire::kAnthropic || options.assemble)) {
-        to_openai.emplace(options.include_usage || options.assemble || responses_front,
-                          UnixNow(ctx));
-    } else if (options.upstream == api::Wire::kOpenAi && options.front == api::Wire::kAnthropic &&
-               !options.assemble) {
-        to_anthropic.emplace();
-    }
-    if (responses_front && options.upstream != api::Wire::kResponses) {
-        static const boost::json::object kNoRequest;
-        to_responses.emplace(options.request != nullptr ? *options.request : kNoRequest,
-                             UnixNow(ctx));
-    }
-    const bool translating = to_openai || to_anthropic || to_responses;
-    core::SseParser chained;  // chat chunks on their way from Anthropic to the Responses API
-    core::SseEvent link;
-    std::string chunks;
-    auto emit = [&](const core::SseEvent& e, std::string& destination) {
-        if (to_openai && to_responses) {
-            chunks.clear();
-            to_openai->Feed(e.name, e.data, chunks);
-            chained.Feed(chunks);
-            while (chained.Next(link)) to_responses->Feed(link.name, link.data, destination);
-        } else if (to_openai) {
-            to_openai->Feed(e.name, e.data, destination);
-        } else if (to_anthropic) {
-            to_anthropic->Feed(e.name, e.data, destination);
-        } else if (to_responses) {
-            to_responses->Feed(e.name, e.data, destination);
-        } else {
-            destination.append(e.raw);
-        }
-    };
+// The response head of a stream: the upstream's status, SSE when translated (else the upstream's
+// content type), no caching.
+http::response<http::empty_body> StreamResponse(const RequestContext& ctx,
+                                                const upstream::ResponseHeader& header,
+                                                bool translating) {
     http::response<http::empty_body> response{header.result(), 11};
     if (translating) {
         response.set(http::field::content_type, "text/event-stream; charset=utf-8");
@@ -266,77 +201,93 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
     response.set(http::field::server, "switchyard");
     response.keep_alive(ctx.keep_alive);
     response.chunked(true);
-    std::string head;  // the response head, from the commit point until it is written
+    return response;
+}
 
-    core::SseParser sse;
-    core::SseEvent event;
-    std::string held;  // events not yet sent: before the commit point, or all in background mode
-    std::string out;   // events of this read to send after the commit point
-    char buffer[16 * 1024];
-    bool done_seen = false;
-    bool content_seen = false;
+// How a stream that ended failed, in `result`; nothing when it ended well.
+void NoteEnding(upstream::UpstreamCall& call, const api::StreamRelay& relay, StreamResult& result) {
+    result.error_event = relay.ErrorEvent();
+    if (call.Failed()) {
+        result.transport = call.Transport();
+        result.error = call.Error();
+        return;
+    }
+    switch (relay.EndingOf()) {
+        case api::StreamRelay::Ending::kOversized:
+            result.transport = policy::Transport::kProtocol;
+            result.error = {core::ErrorKind::kUpstreamProtocol,
+                            "The upstream sent a stream event larger than " +
+                                std::to_string(api::StreamRelay::kMaxEventBytes >> 20) + " MiB."};
+            return;
+        case api::StreamRelay::Ending::kTruncated:
+            // A clean end without [DONE] / message_stop is no complete answer either.
+            result.transport = policy::Transport::kTruncated;
+            result.error = {core::ErrorKind::kUpstreamProtocol,
+                            "The upstream stream ended before its end event."};
+            return;
+        case api::StreamRelay::Ending::kErrorEvent:
+        case api::StreamRelay::Ending::kComplete:
+            return;
+    }
+}
+
+// Assemble mode's answer: the held stream as one JSON answer in the client's API. False when the
+// client's API cannot carry it (nothing went downstream: a failed attempt).
+asio::awaitable<bool> WriteAssembled(RequestContext& ctx, const api::StreamRelay& relay,
+                                     api::Wire front, StreamResult& result) {
+    Response json{http::status::ok, 11};
+    json.set(http::field::content_type, "application/json");
+    SetServedHeaders(ctx, json);
+    auto answer = TranslateBody(relay.Assembled(), 200, api::Wire::kOpenAi, front, UnixNow(ctx));
+    if (auto* error = std::get_if<core::LocalError>(&answer)) {
+        result.transport = policy::Transport::kProtocol;
+        result.error = std::move(*error);
+        co_return false;
+    }
+    json.body() = std::move(std::get<std::string>(answer));
+    co_await WriteResponse(ctx, json);
+    co_return true;
+}
+
+}  // namespace
+
+asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::UpstreamCall& call,
+                                          StreamOptions options) {
+    const core::Clock& clock = ctx.Context().clock;
+    StreamResult result;
+    api::StreamRelay relay({options.upstream, options.front, options.background,
+                            options.assemble, options.include_usage, options.pings_are_progress,
+                            options.check != nullptr, options.request, UnixNow(ctx)});
+    relay.on_usage = [&ctx](std::string_view json) { NoteUsage(ctx, json); };
+    http::response<http::empty_body> response =
+        StreamResponse(ctx, call.Header(), relay.Translating());
+    std::string head;  // the response head, from the commit point until it is written
     bool client_lost = false;  // a detached request's client left: nothing more is written
-    bool oversized = false;    // an event over kMaxEventBytes
-    std::optional<api::StreamText> text;  // what the schema is checked against
-    if (options.check != nullptr) text.emplace(options.upstream);
+    char buffer[16 * 1024];
     call.SetReadDeadline(clock.Now() + options.first_token);
-    while (!call.Done() && result.error_event.empty()) {
+    while (!call.Done()) {
         const std::size_t n = co_await call.ReadSome(buffer, sizeof buffer);
         if (call.Failed()) break;
         if (n == 0) continue;
-        sse.Feed({buffer, n});
-        bool progress = false;
-        while (sse.Next(event)) {
-            if (api::IsErrorEvent(event)) {
-                // Before any content the attempt failed and nothing went downstream; after it —
-                // even content of this same read, not yet written — the stream ends here with
-                // Switchyard's error event.
-                result.error_event = event.data;
-                const bool commits = content_seen && !options.background && !options.assemble;
-                if (!result.committed && !commits) co_return result;
-                break;
-            }
-            if (api::IsEndEvent(event)) done_seen = true;
-            if (text) text->Feed(event.name, event.data);
-            if (api::HasUsageObject(event.data)) NoteUsage(ctx, event.data);
-            if (!content_seen && api::CarriesContent(event)) {
-                content_seen = true;
-                result.first_content = clock.Now();
-            }
-            if (content_seen && api::IsProgress(event, options.pings_are_progress)) progress = true;
-            emit(event, result.committed ? out : held);
-            if (responses_front) {
-                if (to_responses) {
-                    ctx.next_sequence = to_responses->NextSequence();
-                } else if (const auto number = api::SequenceNumberOf(event.data)) {
-                    ctx.next_sequence = *number + 1;
-                }
-            }
-        }
-        if (sse.Pending().size() > kMaxEventBytes) {
-            // An event that never ends would grow without bound: the upstream is broken.
-            oversized = true;
-            break;
-        }
-        if (progress) call.SetReadDeadline(clock.Now() + options.chunk);
-        if (!result.committed && content_seen && !options.background && !options.assemble) {
-            // The commit point: the response head and everything held go out in one write.
-            result.committed = true;
+        const api::StreamRelay::Read read = relay.Feed({buffer, n});
+        ctx.next_sequence = relay.NextSequence();
+        if (read.content_began) result.first_content = clock.Now();
+        if (read.commits) {
             SetServedHeaders(ctx, response);
             ctx.record.status = response.result_int();
             head = StreamHead(ctx, response);
-            out.swap(held);
         }
-        if (out.empty() || !result.committed || !result.error_event.empty()) continue;
+        if (read.stop) break;
+        if (read.progress) call.SetReadDeadline(clock.Now() + options.chunk);
         // The upstream has ended: this read's events go out with the terminating chunk, below.
-        if (call.Done()) continue;
-        if (ctx.capture != nullptr) ctx.capture->StreamBytes(out);
+        if (relay.Out().empty() || call.Done()) continue;
+        if (ctx.capture != nullptr) ctx.capture->StreamBytes(relay.Out());
         if (client_lost) {
-            out.clear();  // a detached request relays on for its stored answer only
+            relay.Out().clear();  // a detached request relays on for its stored answer only
             continue;
         }
-        const bool sent = co_await WriteStreamPart(ctx, head, out, false);
-        out.clear();
+        const bool sent = co_await WriteStreamPart(ctx, head, relay.Out(), false);
+        relay.Out().clear();
         if (!sent) {
             if (ctx.error.empty()) ctx.error = "client went away during the stream";
             if (!ctx.detached) co_return result;
@@ -344,56 +295,25 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         }
         ThrowIfTestFault(ctx, "mid-stream");
     }
-    if (call.Failed()) {
-        result.transport = call.Transport();
-        result.error = call.Error();
-    } else if (oversized) {
-        result.transport = policy::Transport::kProtocol;
-        result.error = {core::ErrorKind::kUpstreamProtocol,
-                        "The upstream sent a stream event larger than " +
-                            std::to_string(kMaxEventBytes >> 20) + " MiB."};
-    } else if (!done_seen && result.error_event.empty()) {
-        // A clean end without [DONE] / message_stop is no complete answer either.
-        result.transport = policy::Transport::kTruncated;
-        result.error = {core::ErrorKind::kUpstreamProtocol,
-                        "The upstream stream ended before its end event."};
-    }
-    if (text && !result.Failed()) {
+    result.committed = relay.Committed();
+    NoteEnding(call, relay, result);
+    if (options.check != nullptr && !result.Failed()) {
         // A whole answer: checked against the schema. One held back that fails may fail the
         // attempt; one already streamed can only be counted.
         std::optional<std::string> problem =
-            co_await CheckOutput(ctx, *options.check, text->Text(), ctx.deployment);
+            co_await CheckOutput(ctx, *options.check, relay.Text(), ctx.deployment);
         if (problem && options.check->fall_back && !result.committed) {
             result.invalid_output = std::move(*problem);
             co_return result;
         }
     }
     if (!result.committed) {
-        if (result.Failed()) {
-            // Before the commit point (or anywhere in background mode): the attempt failed.
-            co_return result;
-        }
+        // Before the commit point (or anywhere when held whole) a failure fails the attempt.
+        if (result.Failed()) co_return result;
+        relay.CommitWhole();
         result.committed = true;
         if (options.assemble) {
-            api::OpenAiStreamAssembler assembler;
-            core::SseParser again;
-            again.Feed(held);
-            while (again.Next(event)) assembler.Add(event.data);
-            Response json{http::status::ok, 11};
-            json.set(http::field::content_type, "application/json");
-            SetServedHeaders(ctx, json);
-            auto answer = TranslateBody(assembler.Json(), 200, api::Wire::kOpenAi, options.front,
-                                        UnixNow(ctx));
-            if (auto* error = std::get_if<core::LocalError>(&answer)) {
-                // Nothing went downstream yet: an answer the client's API cannot carry is a
-                // failed attempt.
-                result.committed = false;
-                result.transport = policy::Transport::kProtocol;
-                result.error = std::move(*error);
-                co_return result;
-            }
-            json.body() = std::move(std::get<std::string>(answer));
-            co_await WriteResponse(ctx, json);
+            result.committed = co_await WriteAssembled(ctx, relay, options.front, result);
             co_return result;
         }
         // A whole stream (background mode, or one without content): delivered below, in one
@@ -402,23 +322,15 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         ctx.record.status = response.result_int();
         head = StreamHead(ctx, response);
     }
-    out.append(held);
+    std::string failure;
     if (result.Failed()) {
-        const std::string message = result.error_event.empty()
-                                        ? result.error.message
-                                        : "The upstream failed during the stream: " +
-                                              api::ErrorMessageOf(result.error_event);
-        ctx.error = message;
-        if (!translating && result.error_event.empty() &&
-            result.transport != policy::Transport::kTruncated) {
-            out.append(sse.Pending());
-        }
-        if (!out.empty() && !out.ends_with("\n\n")) out.append("\n\n");
-        out += StreamErrorEvent(options.front, message, ctx.next_sequence);
-    } else if (!translating) {
-        // Bytes after the end event are still the provider's (when passed through as is).
-        out.append(sse.Pending());
+        failure = result.error_event.empty() ? result.error.message
+                                             : "The upstream failed during the stream: " +
+                                                   api::ErrorMessageOf(result.error_event);
+        ctx.error = failure;
     }
+    std::string out = relay.Tail(result.Failed() ? &failure : nullptr,
+                                 result.transport == policy::Transport::kTruncated);
     if (ctx.capture != nullptr) {
         ctx.capture->StreamBytes(out);
         ctx.capture->StreamEnd();

@@ -35,11 +35,6 @@ asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
                                           const upstream::ResponseHeader& header, std::string& body,
                                           api::Wire upstream);
 
-// The event that ends a stream broken after its commit point, in the client's API: Switchyard's
-// `stream_interrupted` error with `message` saying what failed (a Responses stream's event takes
-// `sequence` as its sequence_number: the stream's next).
-std::string StreamErrorEvent(api::Wire front, std::string_view message, std::int64_t sequence);
-
 // How a stream is relayed.
 struct StreamOptions {
     bool background = false;                // hold the whole stream; retry on any failure
@@ -73,14 +68,11 @@ struct StreamResult {
     bool Failed() const { return transport != policy::Transport::kOk || !error_event.empty(); }
 };
 
-// Relays an upstream SSE stream (docs/providers.md#streams, docs/resilience.md#timeouts). Events
-// before the first one that carries content (the role chunk, pings) are held back, so an error
-// event, a reset or a stall before any content fails the attempt like any other and the engine
-// may retry or fall back; the first content event is the commit point. After it, events are
-// forwarded one upstream read at a time, complete events only, and a failure ends the stream
-// with a `stream_interrupted` error event in the client's API (the upstream's message inside) and
-// a clean chunked terminator — never a silent truncation. In background mode nothing is committed
-// until the stream has ended well, so any failure can be retried whole.
+// Relays an upstream SSE stream by the rules of api::StreamRelay (the commit point, translation,
+// failures on either side of it; docs/providers.md#streams), with the reads bounded by the
+// first-token and between-chunks timeouts (docs/resilience.md#timeouts). A failure after the
+// commit point ends the stream with an error event and a clean chunked terminator — never a
+// silent truncation.
 asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::UpstreamCall& call,
                                           StreamOptions options);
 

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <exception>
 
+#include "api/stream_relay.h"
 #include "core/names.h"
 #include "server/admin_handlers.h"
 #include "server/chat_handler.h"
@@ -177,7 +178,7 @@ asio::awaitable<void> AnswerFailure(RequestContext& ctx, std::string what) {
         boost::json::serialize(boost::json::object{
             {"level", "error"}, {"event", "internal_error"}, {"path", ctx.path}, {"error", what}}));
     if (ctx.stream_open) {
-        const std::string event = StreamErrorEvent(
+        const std::string event = api::StreamErrorEvent(
             ctx.wire, "Switchyard failed while relaying the stream; the answer is incomplete.",
             ctx.next_sequence);
         ctx.stream_open = false;

@@ -44,6 +44,7 @@ class ConnectionPool final {
                    Watchdog& watchdog);
 
     Watchdog& WatchdogOf() { return watchdog_; }
+    const asio::any_io_executor& Executor() const { return executor_; }
 
     static std::string KeyOf(const config::Deployment& deployment);
 

@@ -2,80 +2,56 @@
 
 #include <fmt/format.h>
 
+#include <boost/json/serialize.hpp>
+#include <boost/json/string.hpp>
+
 #include "core/version.h"
+#include "upstream/upstream_call.h"
 
 namespace switchyard::upstream {
 namespace {
 
 constexpr std::chrono::seconds kTimeout{10};
+constexpr std::size_t kMaxAnswerBytes = 64 * 1024;
 
-template <class Stream>
-asio::awaitable<boost::system::error_code> Exchange(Stream& stream,
-                                                    const http::request<http::string_body>& request,
-                                                    unsigned& status) {
-    auto [write_ec, written] = co_await http::async_write(stream, request, kTuple);
-    if (write_ec) co_return write_ec;
-    beast::flat_buffer buffer;
-    http::response<http::string_body> response;
-    auto [read_ec, read] = co_await http::async_read(stream, buffer, response, kTuple);
-    status = response.result_int();
-    co_return read_ec;
-}
+asio::awaitable<void> Post(ConnectionPool* pool, const core::Clock* clock,
+                           config::Deployment target, std::string json) {
+    providers::UpstreamRequest request;
+    request.target = target.base_url.path_prefix.empty() ? "/" : target.base_url.path_prefix;
+    const std::string user_agent = std::string("switchyard/") + kVersion;
+    request.headers = {{"content-type", "application/json"}, {"user-agent", user_agent}};
+    request.rendered = std::move(json);
 
-asio::awaitable<void> Post(asio::any_io_executor executor, TlsContexts* tls, core::BaseUrl url,
-                           std::string json) {
-    http::request<http::string_body> request{http::verb::post,
-                                             url.path_prefix.empty() ? "/" : url.path_prefix, 11};
-    request.set(http::field::host, url.HostHeader());
-    request.set(http::field::content_type, "application/json");
-    request.set(http::field::user_agent, std::string("switchyard/") + kVersion);
-    request.keep_alive(false);
-    request.body() = std::move(json);
-    request.prepare_payload();
-
-    tcp::resolver resolver(executor);
-    auto [resolve_ec, endpoints] = co_await resolver.async_resolve(
-        url.host, std::to_string(url.port), tcp::resolver::numeric_service, kTuple);
-    boost::system::error_code ec = resolve_ec;
+    UpstreamCall call(*pool, *clock);
+    const bool started =
+        co_await call.Start(target, request, {kTimeout, kTimeout, clock->Now() + kTimeout});
     unsigned status = 0;
-    if (!ec && url.tls) {
-        beast::ssl_stream<beast::tcp_stream> stream(executor, tls->For(""));
-        beast::get_lowest_layer(stream).expires_after(kTimeout);
-        auto [connect_ec, endpoint] =
-            co_await beast::get_lowest_layer(stream).async_connect(endpoints, kTuple);
-        ec = connect_ec;
-        if (!ec) {
-            SSL_set_tlsext_host_name(stream.native_handle(), url.host.c_str());
-            stream.set_verify_callback(asio::ssl::host_name_verification(url.host));
-            auto [handshake_ec] =
-                co_await stream.async_handshake(asio::ssl::stream_base::client, kTuple);
-            ec = handshake_ec;
-        }
-        if (!ec) ec = co_await Exchange(stream, request, status);
-    } else if (!ec) {
-        beast::tcp_stream stream(executor);
-        stream.expires_after(kTimeout);
-        auto [connect_ec, endpoint] = co_await stream.async_connect(endpoints, kTuple);
-        ec = connect_ec;
-        if (!ec) ec = co_await Exchange(stream, request, status);
+    std::string answer;  // read whole, so that the connection can serve again
+    if (started) {
+        status = call.Header().result_int();
+        co_await call.ReadAll(answer, kMaxAnswerBytes);
     }
-    if (ec || status < 200 || status >= 300) {
+    if (call.Failed() || status < 200 || status >= 300) {
         fmt::print(
             stderr,
             "{{\"level\":\"error\",\"event\":\"webhook_failed\",\"host\":\"{}\",\"status\":{},"
-            "\"error\":\"{}\"}}\n",
-            url.host, status, ec ? ec.message() : "");
+            "\"error\":{}}}\n",
+            target.base_url.host, status,
+            boost::json::serialize(boost::json::string(call.Error().message)));
     }
 }
 
 }  // namespace
 
-void PostWebhook(asio::any_io_executor executor, TlsContexts& tls, const std::string& url,
+void PostWebhook(ConnectionPool& pool, const core::Clock& clock, const std::string& url,
                  std::string json) {
+    config::Deployment target;
+    target.name = "alert webhook";
     std::string error;
     std::optional<core::BaseUrl> parsed = core::ParseBaseUrl(url, error);
     if (!parsed) return;  // validated when the config was loaded
-    asio::co_spawn(executor, Post(executor, &tls, std::move(*parsed), std::move(json)),
+    target.base_url = std::move(*parsed);
+    asio::co_spawn(pool.Executor(), Post(&pool, &clock, std::move(target), std::move(json)),
                    asio::detached);
 }
 

@@ -60,6 +60,9 @@ TEST(ChatScanTest, LeavesEverythingUnusualToTheFullParser) {
          }) {
         EXPECT_FALSE(ScanChatRequest(body)) << body;
     }
+    // An integer of more digits than a double holds may overflow one as well; 308 never do.
+    EXPECT_FALSE(ScanChatRequest(R"({"model":"m","n":)" + std::string(309, '9') + "}"));
+    EXPECT_TRUE(ScanChatRequest(R"({"model":"m","n":)" + std::string(308, '9') + "}"));
 }
 
 // A \u escape of a UTF-16 surrogate is a character only as a high-low pair, as the parser reads it.

@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-20}"
-targets="${TARGETS:-http_request chat_scan sse_parser translate rate_limit_headers config_loader kept_answers output_schema upstream_answer}"
+targets="${TARGETS:-http_request chat_scan sse_parser translate rate_limit_headers config_loader kept_answers output_schema upstream_answer stream_relay}"
 cmake --preset fuzz >/dev/null
 cmake --build --preset fuzz -j"$(nproc)"
 scratch=$(mktemp -d)

@@ -195,25 +195,89 @@ state::RedisState::Handlers SharedStateHandlers(server::RuntimeSlot& runtime,
     return handlers;
 }
 
-int Serve(const std::vector<std::string_view>& args) {
+// What `switchyard serve` was told on its command line.
+struct ServeArgs {
     std::optional<std::string> config_path;
     std::optional<std::string> listen;
     std::optional<unsigned> workers;
+};
+
+// nullopt (with the usage printed) when an argument is not understood.
+std::optional<ServeArgs> ParseServeArgs(const std::vector<std::string_view>& args) {
+    ServeArgs parsed;
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string_view arg = args[i];
         const bool has_value = i + 1 < args.size();
         if (arg == "--config" && has_value) {
-            config_path = std::string(args[++i]);
+            parsed.config_path = std::string(args[++i]);
         } else if (arg == "--listen" && has_value) {
-            listen = std::string(args[++i]);
+            parsed.listen = std::string(args[++i]);
         } else if (arg == "--workers" && has_value) {
-            workers =
+            parsed.workers =
                 static_cast<unsigned>(std::strtoul(std::string(args[++i]).c_str(), nullptr, 10));
         } else {
             fmt::print(stderr, "switchyard serve: unexpected argument '{}'\n{}", arg, kUsage);
-            return 2;
+            return std::nullopt;
         }
     }
+    return parsed;
+}
+
+// A reload (SIGHUP or POST /admin/reload) reads the same file with the same command-line
+// overrides; what only a restart changes (listen, workers, the access log, retry.budget) keeps
+// its start-up value. A config that does not load is refused and the running one keeps serving.
+struct Reloader {
+    const std::optional<std::string>& config_path;
+    const config::EnvLookup& env;
+    server::RuntimeSlot& runtime;
+    upstream::TlsContexts& tls;
+    limits::ClientKeys& keys;
+    state::RedisState* shared;
+    const core::Clock& clock;
+    std::mutex reloading;
+
+    server::ReloadResult operator()() {
+        std::lock_guard lock(reloading);
+        server::ReloadResult result;
+        if (!config_path) {
+            result.problems.push_back("serving the embedded config: there is no file to reload");
+            return result;
+        }
+        config::LoadResult fresh;
+        try {
+            fresh = LoadAnyConfig(*config_path, env);
+        } catch (const std::exception& e) {
+            // The loader returns its problems; anything else is refused too, never the process's
+            // end.
+            result.problems.push_back(*config_path + ": " + e.what());
+            return result;
+        }
+        for (const auto& problem : fresh.problems) result.problems.push_back(problem.ToString());
+        if (!result.problems.empty()) return result;
+        auto next = std::make_shared<config::Config>(*fresh.config);
+        const std::shared_ptr<server::Runtime> current = runtime.Current();
+        next->server.listen_host = current->config->server.listen_host;
+        next->server.listen_port = current->config->server.listen_port;
+        next->server.workers = current->config->server.workers;
+        try {
+            tls.Load(*next);
+        } catch (const std::exception& e) {
+            result.problems.push_back(e.what());
+            return result;
+        }
+        for (const auto& group : next->models) result.deployments += group.deployments.size();
+        result.models = next->models.size();
+        const std::vector<config::ClientKey> next_keys = next->keys;
+        runtime.Replace(server::BuildRuntime(std::move(next), clock.Now(), current.get(), shared));
+        keys.Reload(next_keys);  // after the swap: a key never names a lane its config lacks
+        return result;
+    }
+};
+
+int Serve(const std::vector<std::string_view>& args) {
+    const std::optional<ServeArgs> parsed = ParseServeArgs(args);
+    if (!parsed) return 2;
+    const auto& [config_path, listen, workers] = *parsed;
     const auto env = config::ProcessEnvironment();
     config::LoadResult loaded = config_path
                                     ? LoadAnyConfig(*config_path, env)
@@ -257,46 +321,8 @@ int Serve(const std::vector<std::string_view>& args) {
     std::unique_ptr<observe::TraceExporter> traces;
     if (config->telemetry.Enabled()) traces = MakeTraceExporter(config->telemetry, metrics);
     server::RuntimeSlot runtime(server::BuildRuntime(config, clock.Now(), nullptr, shared.get()));
-    // A reload reads the same file with the same command-line overrides; what only a restart
-    // changes (listen, workers, the access log, retry.budget) keeps its start-up value.
-    std::mutex reloading;
-    const auto reload = [&]() -> server::ReloadResult {
-        std::lock_guard lock(reloading);
-        server::ReloadResult result;
-        if (!config_path) {
-            result.problems.push_back("serving the embedded config: there is no file to reload");
-            return result;
-        }
-        config::LoadResult fresh;
-        try {
-            fresh = LoadAnyConfig(*config_path, env);
-        } catch (const std::exception& e) {
-            // The loader returns its problems; anything else is refused too, never the process's
-            // end: the running config keeps serving.
-            result.problems.push_back(*config_path + ": " + e.what());
-            return result;
-        }
-        for (const auto& problem : fresh.problems) result.problems.push_back(problem.ToString());
-        if (!result.problems.empty()) return result;
-        auto next = std::make_shared<config::Config>(*fresh.config);
-        const std::shared_ptr<server::Runtime> current = runtime.Current();
-        next->server.listen_host = current->config->server.listen_host;
-        next->server.listen_port = current->config->server.listen_port;
-        next->server.workers = current->config->server.workers;
-        try {
-            tls->Load(*next);
-        } catch (const std::exception& e) {
-            result.problems.push_back(e.what());
-            return result;
-        }
-        for (const auto& group : next->models) result.deployments += group.deployments.size();
-        result.models = next->models.size();
-        const std::vector<config::ClientKey> next_keys = next->keys;
-        runtime.Replace(
-            server::BuildRuntime(std::move(next), clock.Now(), current.get(), shared.get()));
-        keys.Reload(next_keys);  // after the swap: a key never names a lane its config lacks
-        return result;
-    };
+    Reloader reloader{config_path, env, runtime, *tls, keys, shared.get(), clock, {}};
+    const auto reload = [&reloader] { return reloader(); };
     server::ServerContext context{runtime, clock,          metrics, *access_log,
                                   *tls,    client_budgets, keys,    reload};
     if (shared) {

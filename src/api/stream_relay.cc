@@ -31,8 +31,7 @@ std::string StreamErrorEvent(Wire front, std::string_view message, std::int64_t 
 }
 
 StreamRelay::StreamRelay(const StreamRelayOptions& options)
-    : options_(options),
-      responses_front_(options.front == Wire::kResponses && !options.assemble) {
+    : options_(options), responses_front_(options.front == Wire::kResponses && !options.assemble) {
     // The client's API may differ from the deployment's: translated event by event. In assemble
     // mode the events become OpenAI chunks, the assembler's input.
     if (options.upstream == Wire::kAnthropic &&

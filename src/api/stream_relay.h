@@ -8,10 +8,10 @@
 #include <string>
 #include <string_view>
 
+#include "api/openai_chat.h"
 #include "api/responses.h"
 #include "api/structured_output.h"
 #include "api/translate.h"
-#include "api/openai_chat.h"
 #include "core/sse_parser.h"
 
 namespace switchyard::api {

@@ -229,6 +229,15 @@ void Metrics::CountSpansDropped(std::string_view reason, std::uint64_t n) {
 }
 
 std::string Metrics::Render() const {
+    std::string out;
+    const std::uint64_t attempts = RenderShardSeries(out);
+    RenderEngine(out, attempts);
+    RenderEvents(out);
+    RenderTotalsAndGauges(out);
+    return out;
+}
+
+std::uint64_t Metrics::RenderShardSeries(std::string& out) const {
     Series<std::uint64_t> requests, attempts, retries;
     Series<Histogram> durations, first_token, waits;
     Series<Usage> usage;
@@ -242,7 +251,6 @@ std::string Metrics::Render() const {
         Merge(waits, s.waits);
         Merge(usage, s.usage);
     }
-    std::string out;
     Counters(out, "switchyard_requests_total",
              "Downstream requests by route, model group, serving deployment and status.",
              {"route", "model_group", "deployment", "status"}, requests);
@@ -280,9 +288,13 @@ std::string Metrics::Render() const {
                  "(input, output).",
                  {"key", "deployment", "direction"}, input);
     }
-    const std::uint64_t engine_requests = engine_requests_.load(std::memory_order_relaxed);
     std::uint64_t total_attempts = 0;
     for (const auto& [k, v] : attempts) total_attempts += v;
+    return total_attempts;
+}
+
+void Metrics::RenderEngine(std::string& out, std::uint64_t total_attempts) const {
+    const std::uint64_t engine_requests = engine_requests_.load(std::memory_order_relaxed);
     out += fmt::format(
         "# HELP switchyard_engine_requests_total Requests that reached the attempt engine "
         "(chat, messages, responses, embeddings).\n"
@@ -296,6 +308,9 @@ std::string Metrics::Render() const {
         engine_requests == 0
             ? 0.0
             : static_cast<double>(total_attempts) / static_cast<double>(engine_requests));
+}
+
+void Metrics::RenderEvents(std::string& out) const {
     {
         static constexpr std::pair<std::string_view, std::string_view> kEvents[] = {
             {"switchyard_fallbacks_total",
@@ -337,6 +352,9 @@ std::string Metrics::Render() const {
             }
         }
     }
+}
+
+void Metrics::RenderTotalsAndGauges(std::string& out) const {
     out += fmt::format(
         "# HELP switchyard_client_retries_total Requests a client SDK sent as its own retry "
         "(x-stainless-retry-count > 0); clients should set maxRetries to 0.\n"
@@ -374,7 +392,6 @@ std::string Metrics::Render() const {
             "switchyard_state_redis_up {}\n",
             up);
     }
-    return out;
 }
 
 }  // namespace switchyard::observe

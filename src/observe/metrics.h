@@ -101,6 +101,13 @@ class Metrics final {
     using Series = std::map<std::string, Value, std::less<>>;
 
   private:
+    // Render's parts: the per-shard series (returns the attempts they count), the engine's
+    // amplification, the event counters, and the plain totals and gauges.
+    std::uint64_t RenderShardSeries(std::string& out) const;
+    void RenderEngine(std::string& out, std::uint64_t total_attempts) const;
+    void RenderEvents(std::string& out) const;
+    void RenderTotalsAndGauges(std::string& out) const;
+
     struct Shard {
         mutable std::mutex mutex;
         Series<std::uint64_t> requests;  // route, model_group, deployment, status

@@ -255,13 +255,13 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
                                           StreamOptions options) {
     const core::Clock& clock = ctx.Context().clock;
     StreamResult result;
-    api::StreamRelay relay({options.upstream, options.front, options.background,
-                            options.assemble, options.include_usage, options.pings_are_progress,
+    api::StreamRelay relay({options.upstream, options.front, options.background, options.assemble,
+                            options.include_usage, options.pings_are_progress,
                             options.check != nullptr, options.request, UnixNow(ctx)});
     relay.on_usage = [&ctx](std::string_view json) { NoteUsage(ctx, json); };
     http::response<http::empty_body> response =
         StreamResponse(ctx, call.Header(), relay.Translating());
-    std::string head;  // the response head, from the commit point until it is written
+    std::string head;          // the response head, from the commit point until it is written
     bool client_lost = false;  // a detached request's client left: nothing more is written
     char buffer[16 * 1024];
     call.SetReadDeadline(clock.Now() + options.first_token);

@@ -1,9 +1,10 @@
 // The commit point's rules (api::StreamRelay) on any upstream stream, split across reads at any
-// points: the first input byte chooses (bits 0-1, 2-3 and 4-7) the upstream and client APIs and the mode, the second the
-// read size, the rest is the stream. Whatever comes: nothing goes downstream before the commit
-// point, and the commit point is reached only by content; a held-whole stream never commits on
-// its own; downstream bytes are whole events; and a stream passed through as it is reaches the
-// client byte for byte — the held events, every read's, and what followed the last event.
+// points: the first input byte chooses (bits 0-1, 2-3 and 4-7) the upstream and client APIs and the
+// mode, the second the read size, the rest is the stream. Whatever comes: nothing goes downstream
+// before the commit point, and the commit point is reached only by content; a held-whole stream
+// never commits on its own; downstream bytes are whole events; and a stream passed through as it is
+// reaches the client byte for byte — the held events, every read's, and what followed the last
+// event.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -58,8 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     const std::string failure = "failed";
     const bool failed = ending != api::StreamRelay::Ending::kComplete;
-    sent += relay.Tail(failed ? &failure : nullptr,
-                       ending == api::StreamRelay::Ending::kTruncated);
+    sent += relay.Tail(failed ? &failure : nullptr, ending == api::StreamRelay::Ending::kTruncated);
     if (!relay.Translating() && !failed && sent != stream) std::abort();
     return 0;
 }

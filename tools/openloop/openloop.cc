@@ -78,6 +78,73 @@ long CompleteResponse(const std::string& in, int& status) {
     return in.size() >= total ? static_cast<long>(total) : 0;
 }
 
+// The requests in flight and what came of them.
+struct Load {
+    const std::string& request;
+    std::vector<long> latencies;  // microseconds, from each request's scheduled time
+    long done = 0;
+    long errors = 0;
+
+    // Sends the connection's next waiting request, unless one is on the wire.
+    void SendNext(Connection& c) {
+        if (c.busy || c.waiting.empty()) return;
+        c.sent_for = c.waiting.front();
+        c.waiting.pop_front();
+        c.busy = true;
+        std::size_t off = 0;
+        while (off < request.size()) {
+            const ssize_t n = write(c.fd, request.data() + off, request.size() - off);
+            if (n > 0) {
+                off += static_cast<std::size_t>(n);
+            } else if (n < 0 && errno != EAGAIN) {
+                ++errors;
+                return;
+            }
+        }
+    }
+
+    // Reads what arrived on `c` and takes every complete answer, sending the next request after
+    // each.
+    void ReadAnswers(Connection& c) {
+        char buffer[65536];
+        for (;;) {
+            const ssize_t got = read(c.fd, buffer, sizeof buffer);
+            if (got <= 0) break;
+            c.in.append(buffer, static_cast<std::size_t>(got));
+        }
+        int status = 0;
+        long length = 0;
+        while (c.busy && (length = CompleteResponse(c.in, status)) != 0) {
+            if (length < 0 || status < 200 || status >= 300) {
+                ++errors;
+                c.in.clear();
+            } else {
+                c.in.erase(0, static_cast<std::size_t>(length));
+                ++done;
+                latencies.push_back(static_cast<long>(
+                    std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - c.sent_for)
+                        .count()));
+            }
+            c.busy = false;
+            SendNext(c);
+        }
+    }
+
+    // The result line; not answered in time counts as failed, like an error.
+    void Report(long sent, long total) {
+        std::sort(latencies.begin(), latencies.end());
+        const auto pct = [&](double p) -> long {
+            if (latencies.empty()) return -1;
+            const auto at = static_cast<std::size_t>(p * static_cast<double>(latencies.size() - 1));
+            return latencies[at];
+        };
+        std::printf(
+            "OPENLOOP sent=%ld done=%ld failed=%ld p50_us=%ld p90_us=%ld p99_us=%ld max_us=%ld\n",
+            sent, done, total - done, pct(0.5), pct(0.9), pct(0.99),
+            latencies.empty() ? -1 : latencies.back());
+    }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -122,32 +189,14 @@ int main(int argc, char** argv) {
 
     const auto interval = std::chrono::duration<double>(1.0 / rate);
     const long total = static_cast<long>(rate * seconds);
-    std::vector<long> latencies;
-    latencies.reserve(static_cast<std::size_t>(total));
-    long sent = 0, done = 0, errors = 0, next_connection = 0;
+    Load load{request, {}};
+    load.latencies.reserve(static_cast<std::size_t>(total));
+    long sent = 0, next_connection = 0;
     const Clock::time_point start = Clock::now();
     const Clock::time_point give_up = start + std::chrono::duration_cast<Clock::duration>(
                                                   std::chrono::duration<double>(seconds + 10));
 
-    const auto send_next = [&](Connection& c) {
-        if (c.busy || c.waiting.empty()) return;
-        c.sent_for = c.waiting.front();
-        c.waiting.pop_front();
-        c.busy = true;
-        std::size_t off = 0;
-        while (off < request.size()) {
-            const ssize_t n = write(c.fd, request.data() + off, request.size() - off);
-            if (n > 0) {
-                off += static_cast<std::size_t>(n);
-            } else if (n < 0 && errno != EAGAIN) {
-                ++errors;
-                return;
-            }
-        }
-    };
-
-    char buffer[65536];
-    while (done + errors < total && Clock::now() < give_up) {
+    while (load.done + load.errors < total && Clock::now() < give_up) {
         // Schedule everything due by now.
         const Clock::time_point now = Clock::now();
         while (sent < total) {
@@ -158,7 +207,7 @@ int main(int argc, char** argv) {
             next_connection = (next_connection + 1) % count;
             c.waiting.push_back(due);
             ++sent;
-            send_next(c);
+            load.SendNext(c);
         }
         // Sleep until the next request is due (to the microsecond: no busy loop competing with
         // the server for the CPU) or an answer arrives.
@@ -174,42 +223,8 @@ int main(int argc, char** argv) {
         }
         epoll_event events[256];
         const int n = epoll_pwait2(ep, events, 256, &timeout, nullptr);
-        for (int i = 0; i < n; ++i) {
-            Connection& c = connections[events[i].data.u64];
-            for (;;) {
-                const ssize_t got = read(c.fd, buffer, sizeof buffer);
-                if (got <= 0) break;
-                c.in.append(buffer, static_cast<std::size_t>(got));
-            }
-            int status = 0;
-            long length = 0;
-            while (c.busy && (length = CompleteResponse(c.in, status)) != 0) {
-                if (length < 0 || status < 200 || status >= 300) {
-                    ++errors;
-                    c.in.clear();
-                } else {
-                    c.in.erase(0, static_cast<std::size_t>(length));
-                    ++done;
-                    latencies.push_back(
-                        static_cast<long>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                              Clock::now() - c.sent_for)
-                                              .count()));
-                }
-                c.busy = false;
-                send_next(c);
-            }
-        }
+        for (int i = 0; i < n; ++i) load.ReadAnswers(connections[events[i].data.u64]);
     }
-    std::sort(latencies.begin(), latencies.end());
-    const auto pct = [&](double p) -> long {
-        if (latencies.empty()) return -1;
-        const auto at = static_cast<std::size_t>(p * static_cast<double>(latencies.size() - 1));
-        return latencies[at];
-    };
-    // Not answered in time counts as failed, like an error.
-    std::printf(
-        "OPENLOOP sent=%ld done=%ld failed=%ld p50_us=%ld p90_us=%ld p99_us=%ld max_us=%ld\n", sent,
-        done, total - done, pct(0.5), pct(0.9), pct(0.99),
-        latencies.empty() ? -1 : latencies.back());
-    return errors == 0 && done == total ? 0 : 1;
+    load.Report(sent, total);
+    return load.errors == 0 && load.done == total ? 0 : 1;
 }

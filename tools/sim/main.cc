@@ -102,7 +102,9 @@ struct GatewayOutput {
     std::vector<TimelineRow> timeline;
 };
 
-int RunGateway(const Options& o, const std::vector<RunSpec>& runs) {
+// Runs each scenario variant once per seed; its figures are the means over the seeds, its
+// timeline the first seed's.
+std::vector<GatewayOutput> RunVariants(const Options& o, const std::vector<RunSpec>& runs) {
     std::vector<GatewayOutput> outputs;
     for (const RunSpec& run : runs) {
         const Scenario& s = run.scenario;
@@ -123,7 +125,11 @@ int RunGateway(const Options& o, const std::vector<RunSpec>& runs) {
         }
         outputs.push_back(std::move(out));
     }
-    // Every figure name, in first-seen order.
+    return outputs;
+}
+
+// Every figure name, in first-seen order.
+std::vector<std::string> FigureNames(const std::vector<GatewayOutput>& outputs) {
     std::vector<std::string> names;
     std::set<std::string> seen;
     for (const auto& out : outputs) {
@@ -131,74 +137,94 @@ int RunGateway(const Options& o, const std::vector<RunSpec>& runs) {
             if (seen.insert(name).second) names.push_back(name);
         }
     }
-    auto value_of = [](const Figures& figures, const std::string& name) -> std::optional<double> {
-        for (const auto& [n, v] : figures) {
-            if (n == name) return v;
+    return names;
+}
+
+std::optional<double> ValueOf(const Figures& figures, const std::string& name) {
+    for (const auto& [n, v] : figures) {
+        if (n == name) return v;
+    }
+    return std::nullopt;
+}
+
+void PrintJson(const std::vector<GatewayOutput>& outputs) {
+    std::string json = "[";
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const auto& out = outputs[i];
+        json += fmt::format("{}{{\"variant\":\"{}\",\"sweep\":\"{}\",\"figures\":{{", i ? "," : "",
+                            out.run->variant, out.run->sweep);
+        for (std::size_t f = 0; f < out.figures.size(); ++f) {
+            json += fmt::format("{}\"{}\":{}", f ? "," : "", out.figures[f].first,
+                                out.figures[f].second);
         }
-        return std::nullopt;
-    };
-    if (o.json) {
-        std::string json = "[";
-        for (std::size_t i = 0; i < outputs.size(); ++i) {
-            const auto& out = outputs[i];
-            json += fmt::format("{}{{\"variant\":\"{}\",\"sweep\":\"{}\",\"figures\":{{",
-                                i ? "," : "", out.run->variant, out.run->sweep);
-            for (std::size_t f = 0; f < out.figures.size(); ++f) {
-                json += fmt::format("{}\"{}\":{}", f ? "," : "", out.figures[f].first,
-                                    out.figures[f].second);
-            }
-            json += "}}";
-        }
-        json += "]\n";
-        std::fputs(json.c_str(), stdout);
-    } else {
-        // Figures as rows, runs as columns: a scenario has few variants and many figures.
-        std::size_t width = 8;
-        for (const auto& name : names) width = std::max(width, name.size());
-        std::vector<std::size_t> columns;
-        std::string line = fmt::format("{:<{}}", "", width);
-        for (const auto& out : outputs) {
-            columns.push_back(std::max<std::size_t>(10, Label(*out.run).size()));
-            line += fmt::format(" {:>{}}", Label(*out.run), columns.back());
+        json += "}}";
+    }
+    json += "]\n";
+    std::fputs(json.c_str(), stdout);
+}
+
+// Figures as rows, runs as columns: a scenario has few variants and many figures.
+void PrintTable(const std::vector<GatewayOutput>& outputs, const std::vector<std::string>& names) {
+    std::size_t width = 8;
+    for (const auto& name : names) width = std::max(width, name.size());
+    std::vector<std::size_t> columns;
+    std::string line = fmt::format("{:<{}}", "", width);
+    for (const auto& out : outputs) {
+        columns.push_back(std::max<std::size_t>(10, Label(*out.run).size()));
+        line += fmt::format(" {:>{}}", Label(*out.run), columns.back());
+    }
+    std::puts(line.c_str());
+    for (const auto& name : names) {
+        line = fmt::format("{:<{}}", name, width);
+        for (std::size_t c = 0; c < outputs.size(); ++c) {
+            const auto v = ValueOf(outputs[c].figures, name);
+            line += fmt::format(" {:>{}}", v ? Number(*v) : "-", columns[c]);
         }
         std::puts(line.c_str());
+    }
+}
+
+void WriteFiguresCsv(const std::string& path, const std::vector<GatewayOutput>& outputs,
+                     const std::vector<std::string>& names) {
+    std::ofstream csv(path);
+    csv << "variant,sweep";
+    for (const auto& name : names) csv << ',' << name;
+    csv << '\n';
+    for (const auto& out : outputs) {
+        csv << out.run->variant << ',' << out.run->sweep;
         for (const auto& name : names) {
-            line = fmt::format("{:<{}}", name, width);
-            for (std::size_t c = 0; c < outputs.size(); ++c) {
-                const auto v = value_of(outputs[c].figures, name);
-                line += fmt::format(" {:>{}}", v ? Number(*v) : "-", columns[c]);
-            }
-            std::puts(line.c_str());
+            const auto v = ValueOf(out.figures, name);
+            csv << ',' << (v ? fmt::format("{}", *v) : "");
         }
-    }
-    if (!o.csv.empty()) {
-        std::ofstream csv(o.csv);
-        csv << "variant,sweep";
-        for (const auto& name : names) csv << ',' << name;
         csv << '\n';
-        for (const auto& out : outputs) {
-            csv << out.run->variant << ',' << out.run->sweep;
-            for (const auto& name : names) {
-                const auto v = value_of(out.figures, name);
-                csv << ',' << (v ? fmt::format("{}", *v) : "");
-            }
-            csv << '\n';
+    }
+}
+
+void WriteTimelineCsv(const std::string& path, const std::vector<GatewayOutput>& outputs) {
+    std::ofstream csv(path);
+    csv << "variant,sweep,start_s,requests,ok,availability_pct,upstream_calls\n";
+    for (const auto& out : outputs) {
+        for (const TimelineRow& row : out.timeline) {
+            csv << out.run->variant << ',' << out.run->sweep << ',' << row.start_s << ','
+                << row.requests << ',' << row.ok << ','
+                << (row.requests
+                        ? 100.0 * static_cast<double>(row.ok) / static_cast<double>(row.requests)
+                        : 100.0)
+                << ',' << row.upstream_calls << '\n';
         }
     }
-    if (!o.timeline.empty()) {
-        std::ofstream csv(o.timeline);
-        csv << "variant,sweep,start_s,requests,ok,availability_pct,upstream_calls\n";
-        for (const auto& out : outputs) {
-            for (const TimelineRow& row : out.timeline) {
-                csv << out.run->variant << ',' << out.run->sweep << ',' << row.start_s << ','
-                    << row.requests << ',' << row.ok << ','
-                    << (row.requests ? 100.0 * static_cast<double>(row.ok) /
-                                           static_cast<double>(row.requests)
-                                     : 100.0)
-                    << ',' << row.upstream_calls << '\n';
-            }
-        }
+}
+
+int RunGateway(const Options& o, const std::vector<RunSpec>& runs) {
+    const std::vector<GatewayOutput> outputs = RunVariants(o, runs);
+    const std::vector<std::string> names = FigureNames(outputs);
+    if (o.json) {
+        PrintJson(outputs);
+    } else {
+        PrintTable(outputs, names);
     }
+    if (!o.csv.empty()) WriteFiguresCsv(o.csv, outputs, names);
+    if (!o.timeline.empty()) WriteTimelineCsv(o.timeline, outputs);
     return 0;
 }
 

@@ -68,7 +68,8 @@ TEST(StreamRelayTest, AnErrorBeforeContentFailsTheAttemptWithNothingSent) {
     EXPECT_FALSE(relay.Committed());
     EXPECT_TRUE(relay.Out().empty());
     EXPECT_EQ(relay.EndingOf(), StreamRelay::Ending::kErrorEvent);
-    EXPECT_EQ(boost::json::parse(relay.ErrorEvent()).at("error").at("message").as_string(), "overloaded");
+    EXPECT_EQ(boost::json::parse(relay.ErrorEvent()).at("error").at("message").as_string(),
+              "overloaded");
 }
 
 TEST(StreamRelayTest, AnErrorAfterContentOfTheSameReadCommitsAndEndsTheStream) {

@@ -40,11 +40,4 @@ void ReadTargetHealth(const AttemptState& state, routing::DeploymentHealth& heal
     }
 }
 
-unsigned GiveUpStatus(const Action& give_up, bool attempted, unsigned last_status,
-                      policy::ErrorClass last_class) {
-    if (!attempted) return give_up.headroom_short_for || give_up.rate_limited ? 429 : 503;
-    if (last_status != 0) return last_status;
-    return last_class == policy::ErrorClass::kTimeout ? 504 : 502;
-}
-
 }  // namespace switchyard::engine

@@ -10,7 +10,7 @@
 
 // What the engine reads of the world, for the server (src/server/chat_handler.cc) and the
 // simulator (tools/sim/gateway.cc) alike: the chain as planned for one request, the deployments'
-// health before each decision, and what a give-up answers.
+// health before each decision.
 namespace switchyard::engine {
 
 // The engine's stages for `groups`: each group's deployments in its strategy's order
@@ -25,12 +25,5 @@ std::vector<Stage> PlanStages(const std::vector<routing::PlannedGroup>& groups,
 // written into `out` (indexed by config::Deployment::index): the World's health before a decision.
 void ReadTargetHealth(const AttemptState& state, routing::DeploymentHealth& health, TimePoint now,
                       std::vector<TargetHealth>& out);
-
-// The HTTP status of a give-up (Action::Kind::kGiveUp): 429 when nothing was tried because no
-// deployment had headroom for the lane, or every target waits only for a rate limit; 503 when
-// nothing was tried otherwise; after attempts, the last upstream status, or 504 when the last
-// attempt timed out and 502 when it failed without an HTTP answer.
-unsigned GiveUpStatus(const Action& give_up, bool attempted, unsigned last_status,
-                      policy::ErrorClass last_class);
 
 }  // namespace switchyard::engine

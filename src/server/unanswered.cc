@@ -10,7 +10,7 @@
 #include "api/translate.h"
 #include "core/json.h"
 #include "core/sse_parser.h"
-#include "engine/world.h"
+#include "engine/give_up.h"
 #include "limits/recent_give_ups.h"
 #include "policy/retry_after.h"
 #include "routing/residency.h"
@@ -62,60 +62,32 @@ std::string StaticInResponses(const std::string& openai, bool stream, std::int64
     return TranslateStream(translate, openai);
 }
 
-// The answer when the engine gave up: a static degradation, or an error that lists every attempt
-// with the status of the last upstream answer (502/504 when there was none), told not to retry
-// (x-should-retry: false: the gateway already did) and when some deployment can serve again.
-core::LocalError GiveUpError(RequestContext& ctx, const Walk& walk, const engine::Action& give_up) {
+// What the engine's give-up tells the client (engine::GiveUpError) for this request.
+core::LocalError GiveUpErrorOf(const RequestContext& ctx, const Walk& walk,
+                               const engine::Action& give_up) {
     const AttemptEnd& last = walk.last;
-    // The kind names the last failure when it had no HTTP answer (unreachable, timeout).
-    core::LocalError error{last.status == 0 && !walk.notes.empty()
-                               ? last.error.kind
-                               : core::ErrorKind::kAllAttemptsFailed};
-    error.attempts = walk.notes;
-    if (walk.notes.empty() && give_up.headroom_short_for) {
-        // Self-throttled: no deployment had headroom for this lane within the deadline, or the
-        // lane's queue was full.
-        error.kind = core::ErrorKind::kHeadroomExhausted;
-        const std::string& lane = ctx.Config().limits.lanes[walk.facts.lane].name;
-        error.message = fmt::format(
-            "No deployment of the requested model has rate-limit headroom for the '{}' lane "
-            "within the request's deadline (or its queue is full).",
-            lane);
-        ctx.Context().metrics.CountShed(lane);
-    } else if (walk.notes.empty()) {
-        // Nothing was tried: every deployment is sick, or rate-limited past what this request
-        // may wait.
-        error.message =
-            give_up.retry_after
-                ? fmt::format(
-                      "Every deployment of the requested model is {}; the first can serve again "
-                      "in {:.3f} s.",
-                      give_up.rate_limited ? "rate-limited"
-                                           : "unavailable (cooling down, circuit open or disabled)",
-                      static_cast<double>(give_up.retry_after->count()) / 1000.0)
-                : std::string("No deployment of the requested model can serve the request now.");
-    } else {
-        const core::AttemptNote& final_note = walk.notes.back();
-        std::string detail = last.error.message;
-        if (last.status != 0)
-            detail = fmt::format("HTTP {} ({})", last.status, final_note.error_class);
-        error.message = fmt::format("All {} attempt(s) failed. Last: {}: {}", walk.notes.size(),
-                                    final_note.deployment, detail);
-    }
-    if (walk.facts.outside > 0) {
-        error.message +=
-            fmt::format(" {} deployment(s) outside the allowed regions ({}) were not tried.",
-                        walk.facts.outside, routing::Describe(*walk.facts.residency));
-    }
-    error.status =
-        engine::GiveUpStatus(give_up, !walk.notes.empty(), last.status, last.outcome.error_class);
+    const engine::GiveUpFacts facts{walk.notes,
+                                    last.status,
+                                    &last.error,
+                                    last.outcome.error_class,
+                                    ctx.Config().limits.lanes[walk.facts.lane].name,
+                                    walk.facts.outside,
+                                    &walk.facts.residency};
+    return engine::GiveUpError(give_up, facts);
+}
+
+// When a client refused by a give-up may come back, in its headers: the earliest time some
+// deployment can serve again, spread so that clients refused together do not return together
+// (docs/resilience.md#headroom-and-lanes) — a shed request is promised the next free place after
+// those shed before it, and spread within one spacing — and never to retry on its own
+// (x-should-retry: false: the gateway already did). A shed request is counted.
+void AdviseComeBack(RequestContext& ctx, const Walk& walk, const engine::Action& give_up) {
+    const bool shed = walk.notes.empty() && give_up.headroom_short_for;
+    if (shed) ctx.Context().metrics.CountShed(ctx.Config().limits.lanes[walk.facts.lane].name);
     if (give_up.retry_after) {
-        // Many clients may be refused together: never back before capacity exists, and spread
-        // after it (docs/resilience.md#headroom-and-lanes). A shed request is promised the next
-        // free place after those shed before it, and spread within one spacing.
         milliseconds minimum = *give_up.retry_after;
         milliseconds spread = policy::DefaultSpread(minimum);
-        if (walk.notes.empty() && give_up.headroom_short_for && walk.spacing > milliseconds(0)) {
+        if (shed && walk.spacing > milliseconds(0)) {
             const Clock::time_point now = ctx.Context().clock.Now();
             const Clock::time_point promised =
                 ctx.Lanes().Promise(walk.facts.lane, walk.waited_for, now + minimum, walk.spacing);
@@ -126,7 +98,6 @@ core::LocalError GiveUpError(RequestContext& ctx, const Walk& walk, const engine
         AddRetryAfter(ctx, policy::SpreadHint(minimum, spread, uniform(ctx.worker.rng)));
     }
     ctx.reply_headers.emplace_back("x-should-retry", "false");
-    return error;
 }
 
 }  // namespace
@@ -180,7 +151,8 @@ asio::awaitable<void> WriteUnanswered(RequestContext& ctx, Walk* walk,
         co_await WriteResponse(ctx, response);
         co_return;
     }
-    const core::LocalError error = GiveUpError(ctx, *walk, action);
+    const core::LocalError error = GiveUpErrorOf(ctx, *walk, action);
+    AdviseComeBack(ctx, *walk, action);
     if (ctx.Context().give_ups != nullptr) {
         // A client that retries this on its own is known when it comes back (Serve).
         ctx.Context().give_ups->Note(

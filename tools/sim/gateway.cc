@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "engine/executor.h"
+#include "engine/give_up.h"
 #include "engine/request_options.h"
 #include "engine/world.h"
 #include "policy/classify.h"

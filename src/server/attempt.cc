@@ -12,6 +12,7 @@
 #include "policy/rate_limit_headers.h"
 #include "providers/upstream_request.h"
 #include "server/relay.h"
+#include "server/request_trace.h"
 
 namespace switchyard::server {
 namespace {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,11 +11,12 @@
 #include "core/arena_allocator.h"
 #include "core/asio.h"
 #include "observe/request_record.h"
-#include "server/request_trace.h"
 #include "server/server_context.h"
 #include "upstream/watchdog.h"
 
 namespace switchyard::server {
+
+class RequestTrace;  // server/request_trace.h: whoever starts, uses or ends a trace includes it
 
 // A downstream request; its header fields live in the session's per-request arena.
 using RequestAllocator = core::ArenaAllocator<char>;

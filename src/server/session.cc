@@ -12,6 +12,7 @@
 #include "server/http_io.h"
 #include "server/key_admin.h"
 #include "server/relay.h"
+#include "server/request_trace.h"
 
 namespace switchyard::server {
 namespace {

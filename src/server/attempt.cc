@@ -7,6 +7,7 @@
 
 #include "api/answer_shape.h"
 #include "api/structured_output.h"
+#include "api/whole_answer.h"
 #include "core/json.h"
 #include "policy/classify.h"
 #include "policy/rate_limit_headers.h"
@@ -204,8 +205,8 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
         }
         if (wire != setup.request.wire) {
             // Translated before anything is committed: a refusal fails this attempt over.
-            auto translated = TranslateBody(body, end.status, wire, setup.request.wire,
-                                            UnixNow(ctx), &setup.request.original);
+            auto translated = api::TranslateWholeAnswer(body, end.status, wire, setup.request.wire,
+                                                        UnixNow(ctx), &setup.request.original);
             if (auto* error = std::get_if<core::LocalError>(&translated)) {
                 end.status = 0;
                 end.error = std::move(*error);

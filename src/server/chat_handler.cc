@@ -34,7 +34,6 @@
 #include "server/gateway_ports.h"
 #include "server/http_io.h"
 #include "server/output_check.h"
-#include "server/relay.h"
 #include "server/request_trace.h"
 #include "server/stored_answers.h"
 #include "server/test_faults.h"

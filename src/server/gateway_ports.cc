@@ -7,7 +7,6 @@
 
 #include "core/time_format.h"
 #include "policy/spend_cap.h"
-#include "server/relay.h"
 #include "server/request_trace.h"
 #include "upstream/webhook.h"
 

@@ -6,28 +6,15 @@
 #include <boost/json.hpp>
 #include <optional>
 
-#include "api/responses.h"
 #include "api/stream_events.h"
 #include "api/stream_relay.h"
-#include "api/translate.h"
-#include "api/usage.h"
-#include "core/json.h"
+#include "api/whole_answer.h"
 #include "core/write_now.h"
 #include "server/http_io.h"
 #include "server/test_faults.h"
 
 namespace switchyard::server {
 namespace {
-
-// Upstream response headers a client may act on, passed through unchanged.
-constexpr std::string_view kPassThroughHeaders[] = {"retry-after", "retry-after-ms"};
-
-void NoteUsage(RequestContext& ctx, std::string_view json) {
-    if (const auto usage = api::FindUsage(json)) {
-        if (usage->input_tokens >= 0) ctx.record.input_tokens = usage->input_tokens;
-        if (usage->output_tokens >= 0) ctx.record.output_tokens = usage->output_tokens;
-    }
-}
 
 // A stream's response head as it goes downstream; captured for kept answers. Written together
 // with the stream's first bytes (WriteStreamPart).
@@ -83,109 +70,6 @@ asio::awaitable<bool> WriteStreamPart(RequestContext& ctx, std::string& head, st
     co_return true;
 }
 
-}  // namespace
-
-std::int64_t UnixNow(const RequestContext& ctx) {
-    return std::chrono::duration_cast<std::chrono::seconds>(
-               ctx.Context().clock.WallNow().time_since_epoch())
-        .count();
-}
-
-std::variant<std::string, core::LocalError> TranslateBody(std::string_view body, unsigned status,
-                                                          api::Wire from, api::Wire to,
-                                                          std::int64_t created,
-                                                          const boost::json::object* request) {
-    if (from == to) return std::string(body);
-    if (status < 200 || status >= 300) {
-        // The Responses API uses the chat envelope for HTTP errors.
-        if (from == api::Wire::kAnthropic) return api::AnthropicErrorToOpenAi(body, status);
-        if (to == api::Wire::kAnthropic) return api::OpenAiErrorToAnthropic(body, status);
-        return std::string(body);
-    }
-    boost::system::error_code ec;
-    boost::json::value parsed = core::ParseJson(body, ec);
-    if (ec || !parsed.is_object()) {
-        return core::LocalError{core::ErrorKind::kUpstreamProtocol,
-                                "The upstream answer is not a JSON object."};
-    }
-    if (to == api::Wire::kResponses) {
-        // Chat completions (or Anthropic, by way of them) as a Responses response.
-        const boost::json::object completion =
-            from == api::Wire::kAnthropic
-                ? api::AnthropicResponseToOpenAi(parsed.get_object(), created)
-                : parsed.get_object();
-        static const boost::json::object kNoRequest;
-        return boost::json::serialize(api::ChatAnswerToResponse(
-            completion, request != nullptr ? *request : kNoRequest, created));
-    }
-    if (from == api::Wire::kAnthropic) {
-        return boost::json::serialize(api::AnthropicResponseToOpenAi(parsed.get_object(), created));
-    }
-    auto answer = api::OpenAiResponseToAnthropic(parsed.get_object());
-    if (auto* error = std::get_if<core::LocalError>(&answer)) return std::move(*error);
-    return boost::json::serialize(std::get<boost::json::object>(answer));
-}
-
-namespace {
-
-// Calls `set(name, value)` for each header that says who served.
-template <class Set>
-void ForEachServedHeader(const RequestContext& ctx, Set set) {
-    set("x-switchyard-model-group", ctx.model_group);
-    set("x-switchyard-deployment", ctx.deployment);
-    if (!ctx.region.empty()) set("x-switchyard-region", ctx.region);
-    set("x-switchyard-model", ctx.model);
-    char digits[2][16];
-    const auto attempts = fmt::format_to_n(digits[0], sizeof digits[0], "{}", ctx.record.attempts);
-    const auto depth =
-        fmt::format_to_n(digits[1], sizeof digits[1], "{}", ctx.record.fallback_depth);
-    set("x-switchyard-attempts", std::string_view(digits[0], attempts.out - digits[0]));
-    set("x-switchyard-fallback-depth", std::string_view(digits[1], depth.out - digits[1]));
-    if (!ctx.upstream_request_id.empty()) {
-        set("x-request-id", ctx.upstream_request_id);
-        set("x-switchyard-upstream-request-id", ctx.upstream_request_id);
-    }
-    if (!ctx.validation.empty()) set("x-switchyard-validation", ctx.validation);
-}
-
-}  // namespace
-
-void SetServedHeaders(const RequestContext& ctx, http::fields& fields) {
-    ForEachServedHeader(
-        ctx, [&](std::string_view name, std::string_view value) { fields.set(name, value); });
-}
-
-asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
-                                          const upstream::ResponseHeader& header, std::string& body,
-                                          api::Wire upstream) {
-    // The hot path of every JSON answer: header lines go straight into one string.
-    std::string lines;
-    lines.reserve(512);
-    const std::string_view content_type = header[http::field::content_type];
-    if (ctx.wire != upstream) {
-        auto translated =
-            TranslateBody(body, header.result_int(), upstream, ctx.wire, UnixNow(ctx));
-        // Error envelopes always translate; success bodies arrive translated (see the contract).
-        if (auto* text = std::get_if<std::string>(&translated)) body = std::move(*text);
-        AppendHeader(lines, "Content-Type", "application/json");
-    } else {
-        AppendHeader(lines, "Content-Type",
-                     content_type.empty() ? std::string_view("application/json") : content_type);
-    }
-    for (std::string_view name : kPassThroughHeaders) {
-        if (const auto it = header.find(name); it != header.end()) {
-            AppendHeader(lines, name, it->value());
-        }
-    }
-    ForEachServedHeader(ctx, [&](std::string_view name, std::string_view value) {
-        AppendHeader(lines, name, value);
-    });
-    if (header.result() == http::status::ok) NoteUsage(ctx, body);
-    co_await WriteAnswer(ctx, header.result_int(), lines, body);
-}
-
-namespace {
-
 // The response head of a stream: the upstream's status, SSE when translated (else the upstream's
 // content type), no caching.
 http::response<http::empty_body> StreamResponse(const RequestContext& ctx,
@@ -238,7 +122,8 @@ asio::awaitable<bool> WriteAssembled(RequestContext& ctx, const api::StreamRelay
     Response json{http::status::ok, 11};
     json.set(http::field::content_type, "application/json");
     SetServedHeaders(ctx, json);
-    auto answer = TranslateBody(relay.Assembled(), 200, api::Wire::kOpenAi, front, UnixNow(ctx));
+    auto answer =
+        api::TranslateWholeAnswer(relay.Assembled(), 200, api::Wire::kOpenAi, front, UnixNow(ctx));
     if (auto* error = std::get_if<core::LocalError>(&answer)) {
         result.transport = policy::Transport::kProtocol;
         result.error = std::move(*error);

@@ -4,36 +4,13 @@
 #include <chrono>
 #include <optional>
 #include <string>
-#include <variant>
 
 #include "server/output_check.h"
 #include "server/request_context.h"
+#include "server/served_answer.h"
 #include "upstream/upstream_call.h"
 
 namespace switchyard::server {
-
-// Sets the headers that say who served: model group, deployment, model, attempt count, fallback
-// depth and the provider's request id.
-void SetServedHeaders(const RequestContext& ctx, http::fields& fields);
-
-// A whole response body of API `from` in API `to`: success bodies and error envelopes. `created`
-// is the Unix time a translated chat.completion carries. An error envelope always translates; a
-// success body the client's API cannot express is a kUpstreamProtocol error, never a silent loss.
-// `request` is the client's request, which a Responses answer echoes (null: an empty one).
-std::variant<std::string, core::LocalError> TranslateBody(
-    std::string_view body, unsigned status, api::Wire from, api::Wire to, std::int64_t created,
-    const boost::json::object* request = nullptr);
-
-// The Unix time translated answers carry as `created`.
-std::int64_t UnixNow(const RequestContext& ctx);
-
-// Writes an upstream answer that was read whole (JSON success, or an error passed through):
-// its status, content type and body — translated to the client's API when `upstream` differs
-// from it (a success body is translated by the caller first, where a refusal can still fail the
-// attempt) — retry-after passed through, the served headers added.
-asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
-                                          const upstream::ResponseHeader& header, std::string& body,
-                                          api::Wire upstream);
 
 // How a stream is relayed.
 struct StreamOptions {

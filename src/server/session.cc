@@ -11,7 +11,6 @@
 #include "server/chat_handler.h"
 #include "server/http_io.h"
 #include "server/key_admin.h"
-#include "server/relay.h"
 #include "server/request_trace.h"
 
 namespace switchyard::server {

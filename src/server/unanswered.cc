@@ -8,6 +8,7 @@
 #include "api/local_reply.h"
 #include "api/responses.h"
 #include "api/translate.h"
+#include "api/whole_answer.h"
 #include "core/json.h"
 #include "core/sse_parser.h"
 #include "engine/give_up.h"
@@ -16,7 +17,7 @@
 #include "routing/residency.h"
 #include "server/admission.h"
 #include "server/http_io.h"
-#include "server/relay.h"
+#include "server/served_answer.h"
 #include "server/stored_answers.h"
 
 namespace switchyard::server {
@@ -41,8 +42,8 @@ std::string TranslateStream(Translator& translate, const std::string& openai) {
 std::string StaticInAnthropic(const std::string& openai, bool stream, std::int64_t created) {
     if (!stream) {
         // Switchyard's own completion: plain text, which Anthropic's API always expresses.
-        return std::get<std::string>(
-            TranslateBody(openai, 200, api::Wire::kOpenAi, api::Wire::kAnthropic, created));
+        return std::get<std::string>(api::TranslateWholeAnswer(openai, 200, api::Wire::kOpenAi,
+                                                               api::Wire::kAnthropic, created));
     }
     api::OpenAiToAnthropicStream translate;
     return TranslateStream(translate, openai);

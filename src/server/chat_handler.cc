@@ -10,24 +10,16 @@
 
 #include "api/local_reply.h"
 #include "api/openai_chat.h"
-#include "api/responses.h"
-#include "api/translate.h"
 #include "api/usage.h"
-#include "core/json.h"
 #include "core/names.h"
-#include "core/sse_parser.h"
 #include "core/time_format.h"
 #include "engine/decide.h"
 #include "engine/executor.h"
 #include "engine/request_options.h"
 #include "engine/world.h"
 #include "limits/lanes.h"
-#include "policy/retry_after.h"
-#include "policy/spend_cap.h"
-#include "providers/upstream_request.h"
 #include "routing/fallback_plan.h"
 #include "routing/residency.h"
-#include "routing/strategy.h"
 #include "server/admission.h"
 #include "server/attempt.h"
 #include "server/client_watch.h"
@@ -38,7 +30,6 @@
 #include "server/stored_answers.h"
 #include "server/test_faults.h"
 #include "server/unanswered.h"
-#include "upstream/webhook.h"
 
 namespace switchyard::server {
 namespace {

@@ -83,7 +83,9 @@ StreamRelay::Read StreamRelay::Feed(std::string_view bytes) {
         if (IsErrorEvent(event)) {
             // Before any content the attempt failed and nothing goes downstream; after it — even
             // content of this same read, not yet sent — the stream ends here with the error.
-            error_event_ = event.data;
+            // One without data (`event: error` alone) is a failure all the same, read as an
+            // api_error: the data is what the attempt's failure is classified by.
+            error_event_ = event.data.empty() ? std::string(kErrorEventWithoutData) : event.data;
             if (!committed_ && content_seen_ && !holds_whole) {
                 read.commits = true;
                 committed_ = true;

@@ -74,8 +74,12 @@ class StreamRelay final {
     bool Committed() const { return committed_; }
     // Whether events are translated (else passed through byte for byte).
     bool Translating() const { return to_openai_ || to_anthropic_ || to_responses_; }
-    // The data of the upstream's error event, if one came.
+    // The data of the upstream's error event, if one came; kErrorEventWithoutData for one that
+    // had none.
     const std::string& ErrorEvent() const { return error_event_; }
+    static constexpr std::string_view kErrorEventWithoutData =
+        "{\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":"
+        "\"The upstream sent an error event without data.\"}}";
     // The sequence number the next Responses event takes (the client's stream's, when the client
     // speaks the Responses API).
     std::int64_t NextSequence() const { return next_sequence_; }

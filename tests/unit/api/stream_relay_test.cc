@@ -72,6 +72,20 @@ TEST(StreamRelayTest, AnErrorBeforeContentFailsTheAttemptWithNothingSent) {
               "overloaded");
 }
 
+// `event: error` (or `response.failed`) with no data line is an error all the same: it must
+// never pass for a complete stream.
+TEST(StreamRelayTest, AnErrorEventWithoutDataIsStillAnError) {
+    for (const std::string_view event : {"event: error\n\n", "event: response.failed\n\n"}) {
+        StreamRelay relay({});
+        const StreamRelay::Read read = relay.Feed(Join({kRole, kHello, event, kDone}));
+        EXPECT_TRUE(read.stop);
+        EXPECT_EQ(relay.EndingOf(), StreamRelay::Ending::kErrorEvent) << event;
+        EXPECT_EQ(relay.ErrorEvent(), StreamRelay::kErrorEventWithoutData);
+        EXPECT_EQ(boost::json::parse(relay.ErrorEvent()).at("error").at("type").as_string(),
+                  "api_error");
+    }
+}
+
 TEST(StreamRelayTest, AnErrorAfterContentOfTheSameReadCommitsAndEndsTheStream) {
     StreamRelay relay({});
     const StreamRelay::Read read = relay.Feed(Join({kRole, kHello, kError}));

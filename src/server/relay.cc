@@ -158,6 +158,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         ctx.next_sequence = relay.NextSequence();
         if (read.content_began) result.first_content = clock.Now();
         if (read.commits) {
+            result.committed = true;  // an early return below (the client left) is answered too
             SetServedHeaders(ctx, response);
             ctx.record.status = response.result_int();
             head = StreamHead(ctx, response);

@@ -11,7 +11,6 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
-#include <random>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -44,9 +43,11 @@ using namespace switchyard;
 constexpr std::string_view kUsage = R"(switchyard — LLM API gateway
 
 Usage:
-  switchyard serve [--config FILE] [--listen HOST:PORT] [--workers N]
+  switchyard serve [--config FILE] [--listen HOST:PORT] [--workers N] [--seed N]
       Serve. Without --config the embedded quickstart config is used (upstream: the bundled
-      mock provider on 127.0.0.1:4010). --listen and --workers override the config.
+      mock provider on 127.0.0.1:4010). --listen and --workers override the config. --seed
+      makes the random draws (backoff jitter, trace sampling and ids, retry-after spread)
+      repeat from run to run, for tests; without it they are seeded from the system.
   switchyard check FILE
       Validate a config file; prints every problem as file:line: message. Exit 1 on problems.
   switchyard import litellm FILE
@@ -200,6 +201,7 @@ struct ServeArgs {
     std::optional<std::string> config_path;
     std::optional<std::string> listen;
     std::optional<unsigned> workers;
+    std::optional<std::uint64_t> seed;
 };
 
 // nullopt (with the usage printed) when an argument is not understood.
@@ -212,6 +214,8 @@ std::optional<ServeArgs> ParseServeArgs(const std::vector<std::string_view>& arg
             parsed.config_path = std::string(args[++i]);
         } else if (arg == "--listen" && has_value) {
             parsed.listen = std::string(args[++i]);
+        } else if (arg == "--seed" && has_value) {
+            parsed.seed = std::strtoull(std::string(args[++i]).c_str(), nullptr, 10);
         } else if (arg == "--workers" && has_value) {
             parsed.workers =
                 static_cast<unsigned>(std::strtoul(std::string(args[++i]).c_str(), nullptr, 10));
@@ -277,7 +281,7 @@ struct Reloader {
 int Serve(const std::vector<std::string_view>& args) {
     const std::optional<ServeArgs> parsed = ParseServeArgs(args);
     if (!parsed) return 2;
-    const auto& [config_path, listen, workers] = *parsed;
+    const auto& [config_path, listen, workers, seed] = *parsed;
     const auto env = config::ProcessEnvironment();
     config::LoadResult loaded = config_path
                                     ? LoadAnyConfig(*config_path, env)
@@ -312,10 +316,9 @@ int Serve(const std::vector<std::string_view>& args) {
     // The fleet's shared state (docs/state.md); read at start only.
     std::unique_ptr<state::RedisState> shared;
     if (config->state.backend == config::StateConfig::Backend::kRedis) {
-        std::random_device seed;
         shared = std::make_unique<state::RedisState>(
             config->state, metrics, config->state.tls ? &tls->For(config->state.ca_file) : nullptr,
-            (std::uint64_t{seed()} << 32) | seed());
+            seed ? *seed : server::SystemSeed());
     }
     // Traces (docs/observability.md#traces); the collector is read at start only.
     std::unique_ptr<observe::TraceExporter> traces;
@@ -346,7 +349,7 @@ int Serve(const std::vector<std::string_view>& args) {
     context.bodies = &bodies;
     // A SIGHUP before the server watches for it must not end the process.
     std::signal(SIGHUP, SIG_IGN);
-    auto server = std::make_unique<server::Server>(context);
+    auto server = std::make_unique<server::Server>(context, seed);
     try {
         server->Listen();
     } catch (const std::exception& e) {

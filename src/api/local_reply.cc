@@ -2,6 +2,13 @@
 
 #include <boost/json.hpp>
 
+#include "api/anthropic_wire.h"
+#include "api/responses.h"
+#include "api/translate.h"
+#include "api/whole_answer.h"
+#include "core/json.h"
+#include "core/sse_parser.h"
+
 namespace switchyard::api {
 namespace {
 
@@ -134,6 +141,73 @@ std::string RenderOpenAiStaticCompletion(std::string_view content, long long cre
     };
     return chunk({{"role", "assistant"}, {"content", content}}, nullptr) + chunk({}, "stop") +
            "data: [DONE]\n\n";
+}
+
+LocalReply RenderError(Wire front, const core::LocalError& error) {
+    return front == Wire::kAnthropic ? RenderAnthropicError(error) : RenderOpenAiError(error);
+}
+
+std::string StreamErrorEvent(Wire front, std::string_view message, std::int64_t sequence) {
+    if (front == Wire::kResponses) {
+        return ResponsesErrorEvent("stream_interrupted", message, sequence);
+    }
+    if (front == Wire::kAnthropic) {
+        boost::json::object error{
+            {"type", "api_error"},
+            {"message", message},
+            {"details", boost::json::object{{"error_code", "stream_interrupted"}}}};
+        return "event: error\ndata: " +
+               boost::json::serialize(
+                   boost::json::object{{"type", "error"}, {"error", std::move(error)}}) +
+               "\n\n";
+    }
+    boost::json::object error{{"message", message},
+                              {"type", "upstream_error"},
+                              {"param", nullptr},
+                              {"code", "stream_interrupted"}};
+    return "data: " + boost::json::serialize(boost::json::object{{"error", std::move(error)}}) +
+           "\n\n";
+}
+
+namespace {
+
+// Switchyard's own OpenAI stream, whole, through a stream translator.
+template <typename Translator>
+std::string TranslateStream(Translator& translate, const std::string& openai) {
+    core::SseParser sse;
+    core::SseEvent event;
+    std::string out;
+    sse.Feed(openai);
+    while (sse.Next(event)) translate.Feed(event.name, event.data, out);
+    return out;
+}
+
+}  // namespace
+
+std::string RenderDegradation(Wire front, std::string_view content, std::int64_t created,
+                              bool stream, const boost::json::object& request) {
+    std::string openai = RenderOpenAiStaticCompletion(content, created, stream);
+    if (front == Wire::kAnthropic) {
+        if (!stream) {
+            // Switchyard's own completion: plain text, which Anthropic's API always expresses.
+            return std::get<std::string>(
+                TranslateWholeAnswer(openai, 200, Wire::kOpenAi, Wire::kAnthropic, created));
+        }
+        OpenAiToAnthropicStream translate;
+        return TranslateStream(translate, openai);
+    }
+    if (front == Wire::kResponses) {
+        if (!stream) {
+            // Switchyard's own completion: always a JSON object.
+            boost::system::error_code ec;
+            const boost::json::value completion = core::ParseJson(openai, ec);
+            return boost::json::serialize(
+                ChatAnswerToResponse(completion.as_object(), request, created));
+        }
+        ChatToResponsesStream translate(request, created);
+        return TranslateStream(translate, openai);
+    }
+    return openai;
 }
 
 }  // namespace switchyard::api

@@ -8,28 +8,6 @@
 
 namespace switchyard::api {
 
-std::string StreamErrorEvent(Wire front, std::string_view message, std::int64_t sequence) {
-    if (front == Wire::kResponses) {
-        return ResponsesErrorEvent("stream_interrupted", message, sequence);
-    }
-    if (front == Wire::kAnthropic) {
-        boost::json::object error{
-            {"type", "api_error"},
-            {"message", message},
-            {"details", boost::json::object{{"error_code", "stream_interrupted"}}}};
-        return "event: error\ndata: " +
-               boost::json::serialize(
-                   boost::json::object{{"type", "error"}, {"error", std::move(error)}}) +
-               "\n\n";
-    }
-    boost::json::object error{{"message", message},
-                              {"type", "upstream_error"},
-                              {"param", nullptr},
-                              {"code", "stream_interrupted"}};
-    return "data: " + boost::json::serialize(boost::json::object{{"error", std::move(error)}}) +
-           "\n\n";
-}
-
 StreamRelay::StreamRelay(const StreamRelayOptions& options)
     : options_(options), responses_front_(options.front == Wire::kResponses && !options.assemble) {
     // The client's API may differ from the deployment's: translated event by event. In assemble

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/local_reply.h"
 #include "api/openai_chat.h"
 #include "api/responses.h"
 #include "api/structured_output.h"
@@ -15,11 +16,6 @@
 #include "core/sse_parser.h"
 
 namespace switchyard::api {
-
-// The event that ends a stream broken after its commit point, in the client's API `front`:
-// Switchyard's `stream_interrupted` error with `message` saying what failed (a Responses stream's
-// event takes `sequence` as its sequence_number: the stream's next).
-std::string StreamErrorEvent(Wire front, std::string_view message, std::int64_t sequence);
 
 // How a stream is relayed.
 struct StreamRelayOptions {

@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "api/anthropic_wire.h"
+#include "answers/stored_answer.h"
 #include "api/local_reply.h"
 #include "core/version.h"
 #include "core/write_now.h"
@@ -12,8 +12,7 @@
 namespace switchyard::server {
 
 api::LocalReply RenderLocalError(const RequestContext& ctx, const core::LocalError& error) {
-    return ctx.wire == api::Wire::kAnthropic ? api::RenderAnthropicError(error)
-                                             : api::RenderOpenAiError(error);
+    return api::RenderError(ctx.wire, error);
 }
 
 void AppendHeader(std::string& lines, std::string_view name, std::string_view value) {
@@ -25,36 +24,75 @@ asio::awaitable<bool> WriteResponse(RequestContext& ctx, Response& response) {
     lines.reserve(512);
     for (const auto& field : response.base()) {
         const std::string_view name = field.name_string();
-        if (beast::iequals(name, "content-length") || beast::iequals(name, "connection") ||
-            beast::iequals(name, "transfer-encoding")) {
-            continue;
-        }
+        if (answers::IsFramingHeader(name)) continue;
         AppendHeader(lines, name, field.value());
     }
-    co_return co_await WriteAnswer(ctx, response.result_int(), lines, response.body());
+    const Reply reply{response.result_int(), &lines, response.body()};
+    co_return co_await Respond(ctx, reply);
 }
 
-asio::awaitable<bool> WriteAnswer(RequestContext& ctx, unsigned status, std::string& lines,
-                                  std::string_view body) {
-    ctx.record.status = status;
-    if (ctx.capture != nullptr) ctx.capture->Whole(status, lines, body);
-    // The header is serialised by hand in one pass: Beast's generic serializer costs several
-    // times more CPU per response, and the body goes out in the same write.
+asio::awaitable<bool> Respond(RequestContext& ctx, const Reply& reply) {
+    static const std::string kNoLines;
+    const std::string& lines = reply.lines != nullptr ? *reply.lines : kNoLines;
+    const bool stream = reply.framing == Reply::Framing::kStream;
+    // The head goes with a whole answer, and with a stream's first part.
+    const bool head = !stream || !ctx.stream_open;
+    // The head is serialised by hand in one pass: Beast's generic serializer costs several times
+    // more CPU per response, and the body goes out in the same write.
     std::array<char, 64> status_line;
-    const std::string_view reason = http::obsolete_reason(static_cast<http::status>(status));
-    const auto line_end = fmt::format_to_n(status_line.data(), status_line.size(),
-                                           "HTTP/1.1 {} {}\r\n", status, reason);
-    lines.append("Server: switchyard\r\nContent-Length: ")
-        .append(std::to_string(body.size()))
-        .append(ctx.keep_alive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n");
-    const std::array<asio::const_buffer, 3> buffers{
-        asio::buffer(status_line.data(),
-                     static_cast<std::size_t>(line_end.out - status_line.data())),
-        asio::buffer(lines), asio::buffer(body)};
+    std::array<char, 96> framing;
+    std::size_t status_size = 0;
+    std::size_t framing_size = 0;
+    if (head) {
+        ctx.record.status = reply.status;
+        if (!stream && ctx.capture != nullptr) ctx.capture->Whole(reply.status, lines, reply.body);
+        const std::string_view reason =
+            http::obsolete_reason(static_cast<http::status>(reply.status));
+        status_size =
+            static_cast<std::size_t>(fmt::format_to_n(status_line.data(), status_line.size(),
+                                                      "HTTP/1.1 {} {}\r\n", reply.status, reason)
+                                         .out -
+                                     status_line.data());
+        const std::string_view connection = ctx.keep_alive ? "" : "Connection: close\r\n";
+        framing_size = static_cast<std::size_t>(
+            (stream ? fmt::format_to_n(framing.data(), framing.size(),
+                                       "Server: switchyard\r\nTransfer-Encoding: chunked\r\n{}\r\n",
+                                       connection)
+                    : fmt::format_to_n(framing.data(), framing.size(),
+                                       "Server: switchyard\r\nContent-Length: {}\r\n{}\r\n",
+                                       reply.body.size(), connection))
+                .out -
+            framing.data());
+    }
+    // A stream's part is one chunk (none when empty), the terminating chunk after the last.
+    std::array<char, 20> size_line;
+    std::size_t size_size = 0;
+    const bool chunk = stream && !reply.body.empty();
+    if (chunk) {
+        size_size = static_cast<std::size_t>(
+            fmt::format_to_n(size_line.data(), size_line.size(), "{:x}\r\n", reply.body.size())
+                .out -
+            size_line.data());
+    }
+    static constexpr std::string_view kChunkEnd = "\r\n";
+    static constexpr std::string_view kLastChunk = "0\r\n\r\n";
+    const std::array<asio::const_buffer, 7> buffers{
+        asio::buffer(status_line.data(), status_size),
+        asio::buffer(lines.data(), head ? lines.size() : 0),
+        asio::buffer(framing.data(), framing_size),
+        asio::buffer(size_line.data(), size_size),
+        asio::buffer(reply.body.data(), reply.body.size()),
+        asio::buffer(kChunkEnd.data(), chunk ? kChunkEnd.size() : 0),
+        asio::buffer(kLastChunk.data(), stream && reply.last ? kLastChunk.size() : 0)};
+    if (stream) ctx.stream_open = !reply.last;
     // A small answer fits the socket buffer and is written at once, with no deadline to arm; the
     // rest of a large one may take as long as the client keeps reading.
     auto [ec, written] = co_await core::WriteNow(ctx.stream.socket(), buffers, ArmWriteStall(ctx));
-    co_return EndWrite(ctx, ec, written);
+    if (!EndWrite(ctx, ec, written)) {
+        ctx.stream_open = false;  // nobody left to tell
+        co_return false;
+    }
+    co_return true;
 }
 
 bool EndWrite(RequestContext& ctx, const boost::system::error_code& ec, std::size_t written) {

@@ -10,18 +10,32 @@ namespace switchyard::server {
 
 using Response = http::response<http::string_body>;
 
-// Stamps connection headers, writes `response` downstream in one write and notes status and
-// bytes in the request's record. False when the client is gone.
+// What one write downstream carries (Respond).
+struct Reply {
+    enum class Framing { kWhole, kStream };
+    unsigned status = 200;
+    // Header lines (AppendHeader), without the framing headers that Respond adds (Server,
+    // Content-Length or Transfer-Encoding, Connection). A stream's go with its first part only.
+    const std::string* lines = nullptr;
+    std::string_view body;  // the whole body; or a stream's part, one chunk (none when empty)
+    Framing framing = Framing::kWhole;
+    bool last = true;  // a stream's final part: the terminating chunk goes with it
+};
+
+// Every final response leaves through here, success or error, whole or streamed
+// (docs/architecture.md#the-answer): one write of the status line and headers (for a stream, with
+// its first part: the commit point), the body or the stream's part. Records the status and the
+// bytes in the request's record, hands a whole answer to the capture of kept answers (a stream's
+// parts are captured by the relay as they are read), and bounds the write by
+// server.write_timeout. False when the client is gone. Pass a named Reply: g++ 12 may destroy a
+// temporary argument of a coroutine twice.
+asio::awaitable<bool> Respond(RequestContext& ctx, const Reply& reply);
+
+// A Beast response through Respond: its fields become the header lines.
 asio::awaitable<bool> WriteResponse(RequestContext& ctx, Response& response);
 
 // Appends one header line, "name: value\r\n".
 void AppendHeader(std::string& lines, std::string_view name, std::string_view value);
-
-// The same as WriteResponse for a header given as lines (AppendHeader), without building a
-// field container: `lines` gets Server, Content-Length and Connection appended and is written
-// with the status line and `body` in one write.
-asio::awaitable<bool> WriteAnswer(RequestContext& ctx, unsigned status, std::string& lines,
-                                  std::string_view body);
 
 // `error` in the client's wire format (OpenAI or Anthropic envelope).
 api::LocalReply RenderLocalError(const RequestContext& ctx, const core::LocalError& error);

@@ -1,91 +1,33 @@
 #include "server/relay.h"
 
-#include <fmt/format.h>
-
-#include <array>
 #include <boost/json.hpp>
 #include <optional>
 
 #include "api/stream_events.h"
 #include "api/stream_relay.h"
 #include "api/whole_answer.h"
-#include "core/write_now.h"
 #include "server/http_io.h"
 #include "server/test_faults.h"
 
 namespace switchyard::server {
 namespace {
 
-// A stream's response head as it goes downstream; captured for kept answers. Written together
-// with the stream's first bytes (WriteStreamPart).
-std::string StreamHead(RequestContext& ctx, const http::response<http::empty_body>& response) {
-    std::string head;
-    head.reserve(512);
-    fmt::format_to(std::back_inserter(head), "HTTP/1.1 {} {}\r\n", response.result_int(),
-                   http::obsolete_reason(response.result()));
-    for (const auto& field : response.base()) {
-        AppendHeader(head, field.name_string(), field.value());
-    }
-    if (ctx.capture != nullptr) {
-        std::string lines;
-        for (const auto& field : response.base()) {
-            if (!answers::IsFramingHeader(field.name_string())) {
-                AppendHeader(lines, field.name_string(), field.value());
-            }
-        }
-        ctx.capture->StreamHead(response.result_int(), std::move(lines));
-    }
-    head += "\r\n";
-    return head;
-}
-
-// One write downstream: the response head when it has not gone yet (`head`, emptied once sent:
-// the commit point), `body` as one chunk (none when empty) and, when `last`, the terminating
-// chunk. One upstream read costs one write, whatever it carried. False when the client is gone.
-asio::awaitable<bool> WriteStreamPart(RequestContext& ctx, std::string& head, std::string_view body,
-                                      bool last) {
-    std::array<char, 20> size_line;
-    const auto size_end =
-        fmt::format_to_n(size_line.data(), size_line.size(), "{:x}\r\n", body.size()).out;
-    static constexpr std::string_view kChunkEnd = "\r\n";
-    static constexpr std::string_view kLastChunk = "0\r\n\r\n";
-    const bool chunk = !body.empty();
-    const std::array<asio::const_buffer, 5> buffers{
-        asio::buffer(head),
-        asio::buffer(size_line.data(),
-                     chunk ? static_cast<std::size_t>(size_end - size_line.data()) : 0),
-        asio::buffer(body.data(), body.size()),
-        asio::buffer(kChunkEnd.data(), chunk ? kChunkEnd.size() : 0),
-        asio::buffer(kLastChunk.data(), last ? kLastChunk.size() : 0)};
-    auto [ec, written] = co_await core::WriteNow(ctx.stream.socket(), buffers, ArmWriteStall(ctx));
-    if (!head.empty()) {
-        ctx.stream_open = true;
-        head.clear();
-    }
-    if (!EndWrite(ctx, ec, written)) {
-        ctx.stream_open = false;  // nobody left to tell
-        co_return false;
-    }
-    if (last) ctx.stream_open = false;
-    co_return true;
-}
-
-// The response head of a stream: the upstream's status, SSE when translated (else the upstream's
-// content type), no caching.
-http::response<http::empty_body> StreamResponse(const RequestContext& ctx,
-                                                const upstream::ResponseHeader& header,
-                                                bool translating) {
-    http::response<http::empty_body> response{header.result(), 11};
-    if (translating) {
-        response.set(http::field::content_type, "text/event-stream; charset=utf-8");
-    } else {
-        response.set(http::field::content_type, header[http::field::content_type]);
-    }
-    response.set(http::field::cache_control, "no-cache");
-    response.set(http::field::server, "switchyard");
-    response.keep_alive(ctx.keep_alive);
-    response.chunked(true);
-    return response;
+// The header lines of a stream's response, at its commit point: SSE when translated (else the
+// upstream's content type), no caching, who served. The status goes in the request's record and
+// the head to the capture of kept answers.
+std::string OpenStream(RequestContext& ctx, const upstream::ResponseHeader& header,
+                       bool translating) {
+    std::string lines;
+    lines.reserve(512);
+    const std::string_view upstream_type = header[http::field::content_type];
+    AppendHeader(
+        lines, "Content-Type",
+        translating ? std::string_view("text/event-stream; charset=utf-8") : upstream_type);
+    AppendHeader(lines, "Cache-Control", "no-cache");
+    AppendServedHeaders(ctx, lines);
+    ctx.record.status = header.result_int();
+    if (ctx.capture != nullptr) ctx.capture->StreamHead(header.result_int(), lines);
+    return lines;
 }
 
 // How a stream that ended failed, in `result`; nothing when it ended well.
@@ -144,9 +86,8 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
                             options.include_usage, options.pings_are_progress,
                             options.check != nullptr, options.request, UnixNow(ctx)});
     relay.on_usage = [&ctx](std::string_view json) { NoteUsage(ctx, json); };
-    http::response<http::empty_body> response =
-        StreamResponse(ctx, call.Header(), relay.Translating());
-    std::string head;          // the response head, from the commit point until it is written
+    const unsigned status = call.Header().result_int();
+    std::string lines;         // the response head's lines, from the commit point
     bool client_lost = false;  // a detached request's client left: nothing more is written
     char buffer[16 * 1024];
     call.SetReadDeadline(clock.Now() + options.first_token);
@@ -159,9 +100,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         if (read.content_began) result.first_content = clock.Now();
         if (read.commits) {
             result.committed = true;  // an early return below (the client left) is answered too
-            SetServedHeaders(ctx, response);
-            ctx.record.status = response.result_int();
-            head = StreamHead(ctx, response);
+            lines = OpenStream(ctx, call.Header(), relay.Translating());
         }
         if (read.stop) break;
         if (read.progress) call.SetReadDeadline(clock.Now() + options.chunk);
@@ -172,7 +111,8 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
             relay.Out().clear();  // a detached request relays on for its stored answer only
             continue;
         }
-        const bool sent = co_await WriteStreamPart(ctx, head, relay.Out(), false);
+        const Reply part{status, &lines, relay.Out(), Reply::Framing::kStream, false};
+        const bool sent = co_await Respond(ctx, part);
         relay.Out().clear();
         if (!sent) {
             if (ctx.error.empty()) ctx.error = "client went away during the stream";
@@ -204,9 +144,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         }
         // A whole stream (background mode, or one without content): delivered below, in one
         // write with its head.
-        SetServedHeaders(ctx, response);
-        ctx.record.status = response.result_int();
-        head = StreamHead(ctx, response);
+        lines = OpenStream(ctx, call.Header(), relay.Translating());
     }
     std::string failure;
     if (result.Failed()) {
@@ -226,7 +164,8 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
     if (client_lost) co_return result;
     // The rest, the error event if any and the terminating chunk (and the head of a stream
     // delivered whole): one write.
-    co_await WriteStreamPart(ctx, head, out, true);
+    const Reply end{status, &lines, out, Reply::Framing::kStream, true};
+    co_await Respond(ctx, end);
     co_return result;
 }
 

@@ -51,6 +51,12 @@ void ForEachServedHeader(const RequestContext& ctx, Set set) {
 
 }  // namespace
 
+void AppendServedHeaders(const RequestContext& ctx, std::string& lines) {
+    ForEachServedHeader(ctx, [&](std::string_view name, std::string_view value) {
+        AppendHeader(lines, name, value);
+    });
+}
+
 void SetServedHeaders(const RequestContext& ctx, http::fields& fields) {
     ForEachServedHeader(
         ctx, [&](std::string_view name, std::string_view value) { fields.set(name, value); });
@@ -78,11 +84,10 @@ asio::awaitable<void> WriteUpstreamAnswer(RequestContext& ctx,
             AppendHeader(lines, name, it->value());
         }
     }
-    ForEachServedHeader(ctx, [&](std::string_view name, std::string_view value) {
-        AppendHeader(lines, name, value);
-    });
+    AppendServedHeaders(ctx, lines);
     if (header.result() == http::status::ok) NoteUsage(ctx, body);
-    co_await WriteAnswer(ctx, header.result_int(), lines, body);
+    const Reply reply{header.result_int(), &lines, body};
+    co_await Respond(ctx, reply);
 }
 
 }  // namespace switchyard::server

@@ -15,6 +15,8 @@ namespace switchyard::server {
 // Sets the headers that say who served: model group, deployment, model, attempt count, fallback
 // depth and the provider's request id.
 void SetServedHeaders(const RequestContext& ctx, http::fields& fields);
+// The same, as header lines (AppendHeader).
+void AppendServedHeaders(const RequestContext& ctx, std::string& lines);
 
 // Notes the usage an answer or a stream event reports (tokens in and out) in the request's record.
 void NoteUsage(RequestContext& ctx, std::string_view json);

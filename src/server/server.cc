@@ -84,12 +84,15 @@ void ReportReload(std::string_view trigger, const ReloadResult& result) {
                trigger, boost::json::serialize(problems));
 }
 
-Server::Server(ServerContext& context) : context_(context) {
-    std::random_device seed_source;
+std::uint64_t SystemSeed() {
+    std::random_device source;
+    return (std::uint64_t{source()} << 32) | source();
+}
+
+Server::Server(ServerContext& context, std::optional<std::uint64_t> seed) : context_(context) {
     const unsigned n = WorkerCount(context.Config()->server);
     for (unsigned i = 0; i < n; ++i) {
-        const std::uint64_t seed = (std::uint64_t{seed_source()} << 32) | seed_source();
-        workers_.push_back(std::make_unique<Worker>(i, context, seed));
+        workers_.push_back(std::make_unique<Worker>(i, context, seed ? *seed + i : SystemSeed()));
     }
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "server/server_context.h"
@@ -12,9 +14,14 @@ namespace switchyard::server {
 // so a connection lives its whole life on the thread that accepted it. Run() blocks until
 // SIGTERM/SIGINT, then drains: stops accepting, closes idle connections, lets in-flight requests
 // finish within server.drain_timeout_ms, and returns.
+// 64 random bits from the system, to seed a random source.
+std::uint64_t SystemSeed();
+
 class Server final {
   public:
-    explicit Server(ServerContext& context);
+    // Worker i draws from `seed` + i when a seed is given (runs that repeat, for tests), else
+    // from a seed of the system's.
+    explicit Server(ServerContext& context, std::optional<std::uint64_t> seed = std::nullopt);
     ~Server();
 
     // Binds every acceptor; throws std::system_error when the address cannot be bound.

@@ -5,7 +5,7 @@
 #include <boost/json.hpp>
 #include <exception>
 
-#include "api/stream_relay.h"
+#include "api/local_reply.h"
 #include "core/names.h"
 #include "server/admin_handlers.h"
 #include "server/chat_handler.h"
@@ -181,15 +181,8 @@ asio::awaitable<void> AnswerFailure(RequestContext& ctx, std::string what) {
         const std::string event = api::StreamErrorEvent(
             ctx.wire, "Switchyard failed while relaying the stream; the answer is incomplete.",
             ctx.next_sequence);
-        ctx.stream_open = false;
-        auto [ec, written] =
-            co_await asio::async_write(ctx.stream, http::make_chunk(asio::buffer(event)), kTuple);
-        ctx.record.bytes_out += written;
-        if (ec) co_return;
-        auto [last_ec, last_written] =
-            co_await asio::async_write(ctx.stream, http::make_chunk_last(), kTuple);
-        (void)last_ec;
-        ctx.record.bytes_out += last_written;
+        const Reply end{ctx.record.status, nullptr, event, Reply::Framing::kStream, true};
+        co_await Respond(ctx, end);
         co_return;
     }
     if (ctx.record.status != 0) co_return;

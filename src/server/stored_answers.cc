@@ -64,7 +64,8 @@ asio::awaitable<void> WriteStoredAnswer(RequestContext& ctx, const answers::Stor
     lines.reserve(answer.headers.size() + header.size() + value.size() + 64);
     lines += answer.headers;
     AppendHeader(lines, header, value);
-    co_await WriteAnswer(ctx, answer.status, lines, answer.body);
+    const Reply reply{answer.status, &lines, answer.body};
+    co_await Respond(ctx, reply);
 }
 
 std::string ClientScope(const RequestContext& ctx, const config::ClientKey* key) {

@@ -1,16 +1,8 @@
 #include "server/unanswered.h"
 
-#include <fmt/format.h>
-
-#include <boost/json.hpp>
 #include <random>
 
 #include "api/local_reply.h"
-#include "api/responses.h"
-#include "api/translate.h"
-#include "api/whole_answer.h"
-#include "core/json.h"
-#include "core/sse_parser.h"
 #include "engine/give_up.h"
 #include "limits/recent_give_ups.h"
 #include "policy/retry_after.h"
@@ -26,42 +18,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 using Kind = engine::Action::Kind;
-
-// Switchyard's own OpenAI stream, whole, through a stream translator.
-template <typename Translator>
-std::string TranslateStream(Translator& translate, const std::string& openai) {
-    core::SseParser sse;
-    core::SseEvent event;
-    std::string out;
-    sse.Feed(openai);
-    while (sse.Next(event)) translate.Feed(event.name, event.data, out);
-    return out;
-}
-
-// The static degradation, rendered for an Anthropic client.
-std::string StaticInAnthropic(const std::string& openai, bool stream, std::int64_t created) {
-    if (!stream) {
-        // Switchyard's own completion: plain text, which Anthropic's API always expresses.
-        return std::get<std::string>(api::TranslateWholeAnswer(openai, 200, api::Wire::kOpenAi,
-                                                               api::Wire::kAnthropic, created));
-    }
-    api::OpenAiToAnthropicStream translate;
-    return TranslateStream(translate, openai);
-}
-
-// The static degradation, rendered for a Responses client.
-std::string StaticInResponses(const std::string& openai, bool stream, std::int64_t created,
-                              const boost::json::object& request) {
-    if (!stream) {
-        // Switchyard's own completion: always a JSON object.
-        boost::system::error_code ec;
-        const boost::json::value completion = core::ParseJson(openai, ec);
-        return boost::json::serialize(
-            api::ChatAnswerToResponse(completion.as_object(), request, created));
-    }
-    api::ChatToResponsesStream translate(request, created);
-    return TranslateStream(translate, openai);
-}
 
 // What the engine's give-up tells the client (engine::GiveUpError) for this request.
 core::LocalError GiveUpErrorOf(const RequestContext& ctx, const Walk& walk,
@@ -134,11 +90,8 @@ asio::awaitable<void> WriteUnanswered(RequestContext& ctx, Walk* walk,
         const std::int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
                                          ctx.Context().clock.WallNow().time_since_epoch())
                                          .count();
-        std::string body = api::RenderOpenAiStaticCompletion(degradation.content, created, stream);
-        if (ctx.wire == api::Wire::kAnthropic) body = StaticInAnthropic(body, stream, created);
-        if (ctx.wire == api::Wire::kResponses) {
-            body = StaticInResponses(body, stream, created, walk->setup.request.original);
-        }
+        std::string body = api::RenderDegradation(ctx.wire, degradation.content, created, stream,
+                                                  walk->setup.request.original);
         ctx.error = "degraded: every target failed";
         ctx.deployment.clear();
         ctx.region = {};

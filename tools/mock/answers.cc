@@ -218,7 +218,11 @@ asio::awaitable<After> Responder::SendStream(const StreamScript& script,
                 break;
             }
             event_.clear();
-            script.AppendError(event_, i, fault->error);
+            if (fault->error_without_data) {
+                event_ = "event: error\n\n";
+            } else {
+                script.AppendError(event_, i, fault->error);
+            }
             ok = co_await SendEvent(gap, true);
             break;
         }

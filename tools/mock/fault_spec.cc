@@ -166,6 +166,7 @@ std::string ApplyToken(std::string_view key, std::string_view value, FaultSpec& 
     if (key == "tool_use") return set_flag(spec.tool_use);
     if (key == "invalid_output") return set_flag(spec.invalid_output);
     if (key == "one_write") return set_flag(spec.one_write);
+    if (key == "error_without_data") return set_flag(spec.error_without_data);
     if (key == "interim") return ParseInterim(value, spec.interim);
     if (key == "late_response_ms") {
         std::chrono::milliseconds delay{0};
@@ -213,6 +214,12 @@ std::string CheckCombination(const FaultSpec& spec) {
     }
     if (spec.status && !first_ending.empty()) {
         return fmt::format("status and {} cannot be combined", first_ending);
+    }
+    if (spec.error_without_data && first_ending != "error_after_chunks") {
+        return "error_without_data needs error_after_chunks";
+    }
+    if (spec.error && spec.error_without_data) {
+        return "error and error_without_data cannot be combined";
     }
     if (spec.error && !first_ending.empty() && first_ending != "error_after_chunks") {
         return fmt::format("error and {} cannot be combined", first_ending);

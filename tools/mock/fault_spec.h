@@ -80,6 +80,9 @@ struct FaultSpec final {
     // A stream's head and every event (each its own chunk) go out in one write, as a provider
     // whose events arrive in one packet (docs/mock.md).
     bool one_write = false;
+    // With error_after_chunks: the in-stream error is a bare `event: error` without a data line
+    // (a provider or proxy that lost the error's body), whatever the API.
+    bool error_without_data = false;
 
     // Interim (1xx) responses sent, each in its own write and in this order, before the response
     // head. Codes in [100, 199] except 101; at most 16.

@@ -157,6 +157,15 @@ TEST(ParseFaultSpec, ErrorNamesTheInStreamBodyOfErrorAfterChunks) {
     EXPECT_FALSE(spec.ErrorStatus()) << "the stream itself starts with 200";
 }
 
+TEST(ParseFaultSpec, AnErrorWithoutDataIsAnInStreamErrorOnly) {
+    const FaultSpec spec = ParseOk("error_after_chunks=1;error_without_data=1");
+    EXPECT_TRUE(spec.error_without_data);
+    EXPECT_EQ(spec.CutAfterChunks(), 1);
+    ParseError("error_without_data=1");
+    ParseError("end_after_chunks=1;error_without_data=1");
+    ParseError("error=rate_limit;error_after_chunks=1;error_without_data=1");
+}
+
 TEST(ParseFaultSpec, Flags) {
     EXPECT_TRUE(ParseOk("stall=1").stall);
     EXPECT_TRUE(ParseOk("reset=true").reset);

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import puppeteer from 'puppeteer-core';
-import { startMock, startGateway, request, sleep } from '../integration/harness.mjs';
+import { startMock, startGateway, request, sleep, eventually } from '../integration/harness.mjs';
 
 const MASTER = 'sk-master-dashboard-test-0001';
 const CHAT_APP_KEY = 'sk-chat-app-dashboard-0001';
@@ -107,13 +107,10 @@ async function status() {
 const deployment = (s, name) => s.deployments.find((d) => d.name === name);
 
 async function waitForStatus(what, predicate) {
-  const deadline = Date.now() + WAIT.timeout;
-  for (;;) {
-    const s = await status();
-    if (predicate(s)) return s;
-    if (Date.now() > deadline) assert.fail(`${what}: not seen in /status within 10 s`);
-    await sleep(50);
-  }
+  let s;
+  await eventually(async () => predicate(s = await status()),
+                   { what: `${what} in /status`, timeoutMs: WAIT.timeout, intervalMs: 50 });
+  return s;
 }
 
 // Both client keys keep calling both groups until the returned function is called, so the
@@ -126,7 +123,7 @@ function startTraffic() {
         chat(CHAT_APP_KEY, 'gpt-4o-mini', { max_tokens: 50 }),
         chat(BACKFILL_KEY, 'claude-haiku', { max_tokens: 50, stream: i % 2 === 0 }),
       ]);
-      await sleep(150);
+      await sleep(150);  // paced on purpose: steady background traffic, not a flood
     }
   })();
   return async () => {
@@ -195,14 +192,15 @@ function fromStatus(s) {
 // The page polls once a second, so it may be a poll behind /status: compare until both agree,
 // and fail with both if they still differ after 10 s. Returns what the page showed.
 async function pageAgreesWithStatus(what) {
-  const deadline = Date.now() + WAIT.timeout;
-  for (;;) {
-    const truth = fromStatus(await status());
-    const shown = await page.evaluate(readPage);
-    if (isDeepStrictEqual(shown, truth)) return shown;
-    if (Date.now() > deadline) assert.deepEqual(shown, truth, `${what}: page and /status differ`);
-    await sleep(200);
-  }
+  let truth;
+  let shown;
+  await eventually(async () => {
+    truth = fromStatus(await status());
+    shown = await page.evaluate(readPage);
+    return isDeepStrictEqual(shown, truth);
+  }, { what, timeoutMs: WAIT.timeout, intervalMs: 200 }).catch(() => {});
+  assert.deepEqual(shown, truth, `${what}: page and /status differ`);
+  return shown;
 }
 
 test('the page asks for the master key, refuses a wrong one and connects with the right one', async () => {
@@ -246,8 +244,15 @@ test('live traffic shows as request rates, sparklines and key usage', async () =
     `${card(haiku)} [data-testid="rps"]`);
   await page.waitForFunction(
     () => Number(document.querySelector('[data-testid="latency"]').dataset.value) > 0, WAIT);
-  // A screenshot wants a minute-like history in its sparklines; the test needs a few seconds.
-  await sleep(SCREENSHOT ? 15_000 : 2_000);
+  // A screenshot wants a minute-like history in its sparklines (the wait is the point there);
+  // the test needs a drawn sparkline and the key's token meter.
+  if (SCREENSHOT) await sleep(15_000);
+  const drawn = (spark, tokens) =>
+    /^M[\d.]+ [\d.]+/.test(document.querySelector(spark)?.getAttribute('d') ?? '') &&
+    /no limit/.test(document.querySelector(tokens)?.textContent ?? '');
+  await eventually(() => page.evaluate(drawn, `${card(flaky)} svg.spark path`,
+                                       '[data-key="backfill"] [data-testid="key-tokens"]'),
+                   { what: 'a sparkline and the key\'s token meter', timeoutMs: WAIT.timeout });
   const sparkline = await page.$eval(`${card(flaky)} svg.spark path`, (p) => p.getAttribute('d'));
   assert.match(sparkline, /^M[\d.]+ [\d.]+/);
   assert.match(await textOf('[data-key="backfill"] [data-testid="key-tokens"]'), /no limit/);
@@ -326,7 +331,12 @@ test('Re-enable clears a spend-cap disable', async () => {
 
 test('on a 375 px wide phone nothing overflows sideways', async () => {
   await page.setViewport({ width: 375, height: 800 });
-  await sleep(1_200);  // a poll renders at the new width
+  // A poll renders at the new width: one whose answer came after the resize.
+  const resized = Date.now();
+  const polledSince = (t) =>
+    Date.parse(document.querySelector('[data-testid="last-update"]').getAttribute('datetime')) > t;
+  await eventually(() => page.evaluate(polledSince, resized),
+                   { what: 'a poll rendered at the new width', timeoutMs: WAIT.timeout });
   const widths = await page.evaluate(() => {
     const failures = document.querySelector('[data-testid="failures"]').closest('.table-wrap');
     return {

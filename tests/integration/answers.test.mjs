@@ -137,7 +137,8 @@ test('a client that leaves does not lose the answer: its retry gets it without a
      async () => {
   await upstream('idem-model', 'delay_headers_ms=500');
   const key = freshKey();
-  // The first try gives up after 150 ms (as an SDK's timeout would); the request runs on.
+  // The first try gives up while its attempt is upstream (as an SDK's timeout would); the
+  // request runs on.
   const controller = new AbortController();
   const gone = fetch(`${gateway.base}/v1/chat/completions`, {
     method: 'POST',
@@ -146,7 +147,8 @@ test('a client that leaves does not lose the answer: its retry gets it without a
                'idempotency-key': key },
     body: JSON.stringify(body('chat', 'left early')),
   }).catch((e) => e);
-  await sleep(150);
+  await eventually(async () => (await calls('idem-model')) === 1,
+                   { what: 'the first try\'s attempt to reach the upstream' });
   controller.abort();
   assert.equal((await gone).name, 'AbortError');
   const retry = await chat('chat', { key, content: 'left early' });
@@ -275,11 +277,9 @@ models:
 `;
     for (let i = 0; i < 2; ++i) replicas.push(await startGateway(yaml));
     for (const r of replicas) {
-      for (let tries = 0; metricValue(await r.metrics(), 'switchyard_state_redis_up') !== 1;
-           ++tries) {
-        assert.ok(tries < 100, 'redis up');
-        await sleep(50);
-      }
+      await eventually(
+        async () => metricValue(await r.metrics(), 'switchyard_state_redis_up') === 1,
+        { what: 'redis up', intervalMs: 50 });
     }
     await upstream('fleet-model', 'delay_headers_ms=400');
     const key = freshKey();

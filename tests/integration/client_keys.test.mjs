@@ -4,7 +4,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMock, startGateway, request, sleep, eventually } from './harness.mjs';
+import { startMock, startGateway, request, eventually } from './harness.mjs';
 
 const MASTER = 'test-master-key-0123456789';
 const KEYS = {
@@ -84,7 +84,8 @@ test('a valid key, over x-api-key too, and the master key are served', async () 
   assert.equal(viaHeader.status, 200);
   assert.equal((await chat(MASTER)).status, 200);
   // The access log is written off the request path: wait for the line.
-  for (let i = 0; i < 100 && !gateway.logs.some((l) => l.key === 'open'); ++i) await sleep(20);
+  await eventually(() => gateway.logs.some((l) => l.key === 'open'),
+                   { what: 'the access-log line of the key', intervalMs: 20 });
   const line = gateway.logs.find((l) => l.key === 'open');
   assert.ok(line, 'the access log names the key');
   assert.equal(line.lane, 'interactive');
@@ -169,11 +170,10 @@ test('a monthly budget stops the key once the reported usage has spent it', asyn
   assert.ok(Number.isInteger(usage.completion_tokens) && usage.completion_tokens > 0);
   const cost = (usage.prompt_tokens * 100_000 + usage.completion_tokens * 100_000) / 1e6;
   // The spend is added as the request ends, a moment after its answer went out.
-  for (let i = 0; i < 100; i++) {
+  await eventually(async () => {
     const keys = JSON.parse((await admin('GET', '/admin/keys')).body).keys;
-    if (keys.find((k) => k.name === 'budget').usage.spent_this_month > 0) break;
-    await sleep(10);
-  }
+    return keys.find((k) => k.name === 'budget').usage.spent_this_month > 0;
+  }, { what: 'the spend of the first request added to the key' });
   const stopped = await chat(KEYS.BUDGET_KEY);
   assert.equal(stopped.status, 429);
   const error = JSON.parse(stopped.body).error;

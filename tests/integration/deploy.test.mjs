@@ -17,7 +17,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { startMock, startGateway, startRedis, request, metricValue, sleep } from './harness.mjs';
+import {
+  startMock, startGateway, startRedis, request, metricValue, eventually,
+} from './harness.mjs';
 
 const repo = (relative) => fileURLToPath(new URL(`../../${relative}`, import.meta.url));
 const RULES_FILE = process.env.SWITCHYARD_ALERTS_FILE ?? repo('deploy/prometheus/switchyard-alerts.yaml');
@@ -817,10 +819,10 @@ models:
 
   if (haveRedis) {
     // The replica's Redis connections come up right after it listens.
-    for (const started = Date.now(); Date.now() - started < 5000; await sleep(20)) {
+    await eventually(async () => {
       const up = metricValue(await gateway.metrics(MASTER), 'switchyard_state_redis_up');
-      if (up === 1 || up === undefined) break;
-    }
+      return up === 1 || up === undefined;
+    }, { what: 'the replica\'s Redis connections up', timeoutMs: 5000, intervalMs: 20 });
   }
 
   const auth = { authorization: `Bearer ${APP_KEY}` };
@@ -860,8 +862,12 @@ models:
   answers.status = await request(gateway.port, { method: 'GET', path: '/status', headers: { authorization: `Bearer ${MASTER}` } });
   answers.metricsNoKey = await request(gateway.port, { method: 'GET', path: '/metrics' });
   answers.metricsClientKey = await request(gateway.port, { method: 'GET', path: '/metrics', headers: auth });
-  await sleep(100);  // the last requests' records
-  scrape = await gateway.metrics(MASTER);
+  // The last requests' records: a request is counted just after its answer went out, and leaves
+  // the in-flight gauge after that; the scrape alone in flight means every one is counted.
+  scrape = await eventually(async () => {
+    const text = await gateway.metrics(MASTER);
+    return metricValue(text, 'switchyard_in_flight_requests') === 1 && text;
+  }, { what: 'the last requests\' records' });
   exposition = parseExposition(scrape);
 });
 

@@ -6,7 +6,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import http from 'node:http';
-import { startMock, startGateway, request, group, sleep } from './harness.mjs';
+import { startMock, startGateway, request, group, eventually } from './harness.mjs';
 
 let mock;
 
@@ -27,7 +27,9 @@ ${group('slow', mock.port)}${group('fast', mock.port)}`);
   const idleClosed = new Promise((r) => idle.once('close', r));
 
   const inFlight = request(gateway.port, { body: { model: 'slow', messages: [] } });
-  await sleep(200);
+  // The signal comes while the request waits for its upstream (700 ms).
+  await eventually(async () => (await mock.stats()).requests.some((r) => r.model === 'slow'),
+                   { what: 'the request to reach the upstream' });
   const started = Date.now();
   gateway.child.kill('SIGTERM');
   const res = await inFlight;
@@ -63,8 +65,10 @@ ${group('fast', mock.port)}`);
 
   const signalled = Date.now();
   gateway.child.kill('SIGTERM');
-  await sleep(200);
-  const ready = await request(gateway.port, { method: 'GET', path: '/health/ready' });
+  const ready = await eventually(async () => {
+    const r = await request(gateway.port, { method: 'GET', path: '/health/ready' });
+    return r.status === 503 && r;
+  }, { what: 'readiness to fail once the signal is handled' });
   assert.equal(ready.status, 503, 'a new connection is accepted and told the gateway is draining');
   assert.equal(ready.headers.connection, 'close');
   const served = await request(gateway.port, { body: { model: 'fast', messages: [] } });
@@ -88,8 +92,10 @@ server: {drain_delay_ms: 10000, drain_timeout_ms: 10000}
 models:
 ${group('fast', mock.port)}`);
   gateway.child.kill('SIGTERM');
-  await sleep(200);
-  const ready = await request(gateway.port, { method: 'GET', path: '/health/ready' });
+  const ready = await eventually(async () => {
+    const r = await request(gateway.port, { method: 'GET', path: '/health/ready' });
+    return r.status === 503 && r;
+  }, { what: 'readiness to fail once the signal is handled' });
   assert.equal(ready.status, 503, 'the first signal started the drain');
   const signalled = Date.now();
   gateway.child.kill('SIGTERM');

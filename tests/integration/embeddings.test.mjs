@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { GATEWAY_BIN, startMock, startGateway, request, sleep, tempDir } from './harness.mjs';
+import { GATEWAY_BIN, startMock, startGateway, request, tempDir, eventually } from './harness.mjs';
 
 let mock;
 let gateway;
@@ -66,7 +66,9 @@ test('a string and a list of strings: one vector each, usage in the access log',
   const vectors = JSON.parse(many.body).data;
   assert.deepEqual(vectors.map((v) => v.index), [0, 1, 2]);
   assert.ok(vectors.every((v) => v.embedding.length === 4));
-  await sleep(50);
+  // Both requests' access-log lines, written just after the answers went out.
+  await eventually(() => gateway.logs.filter((l) => l.route === 'embeddings').length >= 2,
+                   { what: 'the access-log lines of both requests' });
   const line = gateway.logs.filter((l) => l.route === 'embeddings').at(-1);
   assert.equal(line.model_group, 'embed');
   assert.ok(Number.isInteger(line.input_tokens) && line.input_tokens > 0, JSON.stringify(line));

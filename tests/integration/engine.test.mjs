@@ -200,7 +200,7 @@ models:
                'whole seconds, rounded up');
   assert.equal((await hits(mock, 'sick')).length, 1);
 
-  await sleep(ms + 20);
+  await sleep(ms + 20);  // on purpose: waits what the 503 said, then the deployment is tried
   const t0 = Date.now();
   const after = await chat(gateway, 'only');
   const took = Date.now() - t0;

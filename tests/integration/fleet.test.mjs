@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { readFileSync } from 'node:fs';
 import { startMock, startGateway, startRedis, request, sleep, metricValue, tempDir,
-         makeCertificates } from './harness.mjs';
+         makeCertificates, eventually } from './harness.mjs';
 
 const MASTER = 'fleet-master-key-0123456789';
 const KEY = 'fleet-client-key-0123456789';
@@ -61,13 +61,11 @@ async function stopFleet(replicas) {
   for (const r of replicas) await r.stop();
 }
 
+// Polls `check` until it holds; resolves to how long that took (ms).
 async function waitFor(check, what, timeoutMs = 5000) {
   const started = Date.now();
-  for (;;) {
-    if (await check()) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await sleep(5);
-  }
+  await eventually(check, { what, timeoutMs, intervalMs: 5 });
+  return Date.now() - started;
 }
 
 const chat = (replica, model = 'chat', headers = {}) =>
@@ -167,7 +165,10 @@ test('a half-open deployment gets one probe at a time across the fleet', async (
     await waitFor(async () => (await status(fleet[1]))['solo-a'].breaker === 'open', 'open on B', 100);
     // Slow, failing probes: while one is out, the other replica must not send its own.
     await mock.scenario([{ match: { model: 'solo-a' }, fault: 'status=500; delay_headers_ms=400' }]);
-    await sleep(350);  // both breakers are half-open now
+    // Once open_ms (300) has passed, both breakers are half-open.
+    for (const r of fleet) {
+      await waitFor(async () => (await status(r))['solo-a'].breaker === 'half_open', 'half-open');
+    }
     const before = await hits('solo-a');
     await Promise.all([chat(fleet[0], 'solo'), chat(fleet[1], 'solo'), chat(fleet[0], 'solo'),
                        chat(fleet[1], 'solo')]);
@@ -330,6 +331,7 @@ test('Redis killed during load: every request is answered; Redis back: the fleet
     };
     const clients = [];
     for (let i = 0; i < 8; ++i) clients.push(load(fleet[i % 2]));
+    // The durations are the scenario: load before, during and after an 800 ms Redis outage.
     await sleep(300);
     await redis.kill();
     await sleep(800);

@@ -58,7 +58,8 @@ test('out of file descriptors: accepting backs off instead of spinning, and reco
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d.toString()));
   try {
-    while (!/listening on [\d.]+:(\d+)/.test(stderr)) await sleep(20);
+    await eventually(() => /listening on [\d.]+:(\d+)/.test(stderr),
+                     { what: 'the gateway to listen', timeoutMs: 15000 });
     const port = Number(stderr.match(/listening on [\d.]+:(\d+)/)[1]);
     const sockets = [];
     for (let i = 0; i < 60; i++) {
@@ -66,14 +67,18 @@ test('out of file descriptors: accepting backs off instead of spinning, and reco
       s.on('error', () => {});
       sockets.push(s);
     }
-    await sleep(300);
+    await eventually(() => /"event":"accept_failed"/.test(stderr),
+                     { what: 'the gateway to run out of descriptors' });
     assert.match(stderr, /"event":"accept_failed"/, 'the gateway ran out of descriptors');
     const before = cpuSeconds(child.pid);
-    await sleep(1000);
+    await sleep(1000);  // the measured second: the CPU a starved accept loop uses in it
     const used = cpuSeconds(child.pid) - before;
     assert.ok(used < 0.3, `used ${used.toFixed(2)} s of CPU in 1 s while out of descriptors`);
+    const freed = stderr.length;
     for (const s of sockets) s.destroy();
-    await sleep(300);
+    // Its connections closed, the gateway has descriptors again and accepts again.
+    await eventually(() => stderr.slice(freed).includes('"event":"accept_recovered"'),
+                     { what: 'the gateway to accept again' });
     const res = await request(port, { body: { model: 'a', messages: [] } });
     assert.equal(res.status, 200, 'serves again once descriptors are free');
   } finally {
@@ -114,7 +119,8 @@ test('out of file descriptors for an upstream: a 503 of the gateway\'s own; no d
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d.toString()));
   try {
-    while (!/listening on [\d.]+:(\d+)/.test(stderr)) await sleep(20);
+    await eventually(() => /listening on [\d.]+:(\d+)/.test(stderr),
+                     { what: 'the gateway to listen', timeoutMs: 15000 });
     const port = Number(stderr.match(/listening on [\d.]+:(\d+)/)[1]);
     // Accepted connections take every descriptor; the first ones then ask for an answer, which
     // needs one more for the upstream.
@@ -135,12 +141,9 @@ test('out of file descriptors for an upstream: a 503 of the gateway\'s own; no d
     }
     for (const s of sockets) s.destroy();
     // Once descriptors are free it serves at once: the deployment was never cooled down.
-    let res;
-    for (let i = 0; i < 50; i++) {
-      res = await request(port, { body: { model: 'a', messages: [] } }).catch(() => null);
-      if (res) break;
-      await sleep(20);
-    }
+    const res = await eventually(
+      () => request(port, { body: { model: 'a', messages: [] } }).catch(() => null),
+      { what: 'an answer once descriptors are free', intervalMs: 20 });
     assert.equal(res.status, 200, res.body);
   } finally {
     child.kill('SIGINT');
@@ -154,15 +157,20 @@ test('Expect: 100-continue gets its go-ahead before the body', async () => {
   await new Promise((r) => socket.once('connect', r));
   let received = '';
   socket.on('data', (d) => (received += d.toString()));
-  const t0 = Date.now();
   socket.write(`POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n` +
                `authorization: Bearer ${MASTER}\r\nexpect: 100-continue\r\n` +
                `content-length: ${Buffer.byteLength(body)}\r\n\r\n`);
-  while (!received.includes('100 Continue') && Date.now() - t0 < 900) await sleep(10);
-  assert.match(received, /^HTTP\/1\.1 100 Continue\r\n\r\n/, 'told to go ahead at once');
-  socket.write(body);
-  while (!received.includes('"chat.completion"') && Date.now() - t0 < 3000) await sleep(10);
-  socket.destroy();
+  try {
+    // At once: well before the second a client waits for it before sending the body anyway.
+    await eventually(() => received.includes('100 Continue'),
+                     { what: 'the 100 Continue', timeoutMs: 900 });
+    assert.match(received, /^HTTP\/1\.1 100 Continue\r\n\r\n/, 'told to go ahead at once');
+    socket.write(body);
+    await eventually(() => received.includes('"chat.completion"'),
+                     { what: 'the answer', timeoutMs: 3000 });
+  } finally {
+    socket.destroy();
+  }
   assert.match(received, /HTTP\/1\.1 200 OK/);
 });
 
@@ -173,8 +181,9 @@ test('raw bytes in a path come back escaped, in valid JSON and a valid log line'
   const body = text.slice(text.indexOf('\r\n\r\n') + 4);
   const error = JSON.parse(Buffer.from(body, 'latin1').toString('utf8')).error;
   assert.match(error.message, /\/v1\/%FF%FE%22x/);
-  await sleep(50);
   // The harness parses every access-log line as JSON; the line is there and names the path.
+  await eventually(() => gateway.logs.some((l) => l.path === '/v1/%FF%FE%22x'),
+                   { what: 'the access-log line of the request' });
   assert.ok(gateway.logs.some((l) => l.path === '/v1/%FF%FE%22x'));
 });
 
@@ -272,7 +281,7 @@ test('a client\'s JSON schema cannot crash or stall the gateway: patterns run in
   const [nested, plain] = await Promise.all([
     ask({ type: 'string', minLength: 28, maxLength: 28, pattern: '^(\\w+)+!$' }),
     (async () => {
-      await sleep(5);
+      await sleep(5);  // on purpose: the plain request follows the nested one
       const res = await request(gateway.port, { body: { model: 'a', messages: [] } });
       return { res, ms: Date.now() - started_at };
     })(),

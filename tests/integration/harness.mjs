@@ -100,13 +100,16 @@ export async function startMock(args = []) {
 }
 
 // Starts switchyard with `yaml` as its config. Access log lines (stdout) are collected in `logs`.
-export async function startGateway(yaml, { env = {}, workers = 2 } = {}) {
+// `seed`: the gateway's random draws (jitter, sampling, spread) repeat from run to run.
+export async function startGateway(yaml, { env = {}, workers = 2, seed } = {}) {
   const dir = tempDir();
   const file = path.join(dir, 'switchyard.yaml');
   writeFileSync(file, yaml);
+  const args = ['serve', '--config', file, '--listen', '127.0.0.1:0', '--workers', String(workers)];
+  if (seed !== undefined) args.push('--seed', String(seed));
   const child = spawn(
     GATEWAY_BIN,
-    ['serve', '--config', file, '--listen', '127.0.0.1:0', '--workers', String(workers)],
+    args,
     { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
   );
   const logs = [];

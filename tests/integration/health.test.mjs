@@ -4,7 +4,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMock, startGateway, request, sleep } from './harness.mjs';
+import { startMock, startGateway, request, sleep, eventually } from './harness.mjs';
 
 const MASTER = 'test-master-key';
 let mock;
@@ -71,7 +71,7 @@ test('a failing deployment trips its breaker: only probes reach it, traffic shif
     const res = await chat('pair');
     assert.equal(res.status, 200, res.body);
     assert.equal(res.headers['x-switchyard-deployment'], 'pair-secondary');
-    await sleep(25);
+    await sleep(25);  // paced on purpose: the 40 requests span several open periods
   }
   const elapsed = Date.now() - started;
   const primary = await hits('pair-primary');
@@ -88,7 +88,9 @@ test('a failing deployment trips its breaker: only probes reach it, traffic shif
   assert.equal(s['pair-primary'].last_error_class, 'server_error');
 
   await mock.scenario([]);
-  await sleep(650);
+  // The open period (600 ms from the last failed probe) runs out: the breaker lets a probe by.
+  await eventually(async () => (await status())['pair-primary'].state === 'half_open',
+                   { what: 'the breaker of pair-primary to turn half-open' });
   for (let i = 0; i < 4; i++) await chat('pair');  // two successful probes close it
   const served = [];
   for (let i = 0; i < 10; i++) served.push((await chat('pair')).headers['x-switchyard-deployment']);
@@ -115,7 +117,9 @@ test('a spend cap disables the deployment until an operator re-enables it, with 
   const firstOfNext = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
   assert.ok(Math.abs(until.getTime() - firstOfNext) < 2000, `disabled until ${until.toISOString()}`);
 
-  await sleep(200);
+  // The alert is sent off the request path: wait for the webhook to receive it.
+  await eventually(async () => (await mock.stats()).requests.some((r) => r.path === '/alerts'),
+                   { what: 'the deployment_disabled alert at the webhook' });
   const alerts = (await mock.stats()).requests.filter((r) => r.path === '/alerts');
   assert.equal(alerts.length, 1);
   const alert = JSON.parse(alerts[0].body);
@@ -206,11 +210,11 @@ test('power of two choices: under load the busiest deployment is avoided', async
   // Load p2c-a: some of these land there (ties at first) and stay in flight for 4 s.
   const slow = Array.from({ length: 30 }, () => request(gateway.port, {
     body: { model: 'p2c', messages: [] } }));
-  let loaded = 0;
-  for (let i = 0; i < 100 && loaded < 3; i++) {
-    await sleep(20);
-    loaded = (await status())['p2c-a'].in_flight;
-  }
+  // Within the 4 s these stay in flight.
+  const loaded = await eventually(async () => {
+    const n = (await status())['p2c-a'].in_flight;
+    return n >= 3 && n;
+  }, { what: 'three requests in flight on p2c-a', timeoutMs: 3000 });
   assert.ok(loaded >= 3, `p2c-a has ${loaded} in flight`);
   // Now every pair that contains p2c-a has a less loaded partner: it is never chosen.
   const counts = await spread('p2c', 30, 1);
@@ -248,10 +252,15 @@ models:
     }
     const a = (await m.stats()).requests.filter((r) => r.model === 'cool-a');
     assert.equal(a.length, 3, 'three failures (more than allowed_fails: 2), then benched');
-    await sleep(850);
-    await request(g.port, { body: { model: 'cool', messages: [] } });
+    // Requests go to cool-b until the 800 ms cooldown ends; the first one after it tries cool-a.
+    await eventually(async () => {
+      await request(g.port, { body: { model: 'cool', messages: [] } });
+      return (await m.stats()).requests.filter((r) => r.model === 'cool-a').length > 3;
+    }, { what: 'cool-a tried again after its cooldown', timeoutMs: 3000, intervalMs: 50 });
     const again = (await m.stats()).requests.filter((r) => r.model === 'cool-a');
     assert.equal(again.length, 4, 'tried again once the cooldown ended');
+    const benchedMs = again[3].t_ms - again[2].t_ms;
+    assert.ok(benchedMs >= 790, `tried again ${benchedMs} ms after the 3rd failure (cooldown 800)`);
   } finally {
     await g.stop();
     await m.stop();

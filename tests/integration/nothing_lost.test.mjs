@@ -6,7 +6,9 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { startMock, startGateway, request, rawExchange, dechunk, metricValue, sleep } from './harness.mjs';
+import {
+  startMock, startGateway, request, rawExchange, dechunk, metricValue, sleep, eventually,
+} from './harness.mjs';
 
 let mock;
 let gateway;
@@ -79,13 +81,12 @@ function deepTool(levels) {
 }
 
 async function gaugesSettle() {
-  for (let i = 0; i < 50; i++) {
+  await eventually(async () => {
     const text = await gateway.metrics();
-    if (metricValue(text, 'switchyard_in_flight_requests') === 1 &&
-        metricValue(text, 'switchyard_downstream_connections') === 1) return;
-    await sleep(20);
-  }
-  assert.fail('the in-flight and connection gauges did not come back to the scrape alone');
+    return metricValue(text, 'switchyard_in_flight_requests') === 1 &&
+      metricValue(text, 'switchyard_downstream_connections') === 1;
+  }, { what: 'the in-flight and connection gauges to come back to the scrape alone',
+       intervalMs: 20 });
 }
 
 test('a handler that throws before answering: a 500 in the client\'s format, logged, gauges back', async () => {
@@ -105,8 +106,12 @@ test('a handler that throws before answering: a 500 in the client\'s format, log
   const body = JSON.parse(anthropic.body);
   assert.equal(body.type, 'error');
   assert.equal(body.error.type, 'api_error');
-  await sleep(50);
-  const logged = gateway.logs.filter((l) => l.status === 500 && /internal error/.test(l.error ?? ''));
+  const internal = () =>
+    gateway.logs.filter((l) => l.status === 500 && /internal error/.test(l.error ?? ''));
+  await eventually(
+    () => internal().length >= 2 && /"event":"internal_error"/.test(gateway.stderr()),
+    { what: 'the access-log lines and the internal_error event' });
+  const logged = internal();
   assert.equal(logged.length, 2, 'one access-log line each');
   assert.match(gateway.stderr(), /"event":"internal_error"/);
   await gaugesSettle();
@@ -217,14 +222,13 @@ test('a client that leaves a non-streaming request stops the upstream work at on
   const socket = net.connect(gateway.port, '127.0.0.1');
   await new Promise((r) => socket.once('connect', r));
   socket.write(raw('/v1/chat/completions', { model: 'slow', messages: [{ role: 'user', content: 'Hi' }] }));
-  await sleep(300);
+  // The client leaves while the upstream works on the attempt.
+  await eventually(async () => (await sent('slow-503')).length === 1,
+                   { what: 'the attempt to reach the upstream' });
   socket.destroy();
-  const left = Date.now();
-  let line;
-  while (!line && Date.now() - left < 1000) {
-    line = gateway.logs.find((l) => l.model_group === 'slow');
-    if (!line) await sleep(20);
-  }
+  const line = await eventually(() => gateway.logs.find((l) => l.model_group === 'slow'),
+                                { what: 'the request logged', timeoutMs: 1000, intervalMs: 20 })
+    .catch(() => undefined);
   assert.ok(line, 'the request was logged within a second of the client leaving');
   assert.match(line.error, /client went away/);
   await gaugesSettle();

@@ -2,7 +2,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMock, startGateway, request, group, metricValue, sleep } from './harness.mjs';
+import { startMock, startGateway, request, group, metricValue, eventually } from './harness.mjs';
 
 const KEY = 'sk-test-upstream-key-123';
 let mock;
@@ -131,11 +131,10 @@ test('health endpoints answer', async () => {
 
 test('/metrics counts requests by group, deployment and status', async () => {
   // The previous request's bookkeeping may finish just after its response reached the client.
-  let text = await gateway.metrics();
-  for (let i = 0; i < 50 && metricValue(text, 'switchyard_in_flight_requests') !== 1; i++) {
-    await sleep(20);
-    text = await gateway.metrics();
-  }
+  const text = await eventually(async () => {
+    const scrape = await gateway.metrics();
+    return metricValue(scrape, 'switchyard_in_flight_requests') === 1 && scrape;
+  }, { what: 'the scrape alone in flight', intervalMs: 20 });
   const ok = metricValue(text,
     'switchyard_requests_total{route="chat",model_group="chat",deployment="chat-primary",status="200"}');
   assert.ok(ok >= 31, `chat-primary 200s: ${ok}`);
@@ -160,7 +159,9 @@ test('the access log has one line per request with the upstream request id and n
   });
   assert.equal(counted.status, 200, counted.body);
   const usage = JSON.parse(counted.body).usage;
-  await sleep(100);
+  const upstreamId = counted.headers['x-switchyard-upstream-request-id'];
+  await eventually(() => gateway.logs.some((l) => l.upstream_request_id === upstreamId),
+                   { what: 'the access-log line of the last request' });
   const chat = gateway.logs.filter((l) => l.route === 'chat' && l.model_group === 'chat');
   assert.ok(chat.length >= 31);
   const line = chat[0];

@@ -72,7 +72,7 @@ test('SIGHUP and POST /admin/reload under load: no failed request, new groups se
       served += 1;
     }
   });
-  await sleep(300);
+  await sleep(300);  // the load runs a while before the reload: the reload happens under it
 
   // SIGHUP: a second deployment for `a`, a new group `b`.
   writeFileSync(gateway.file, config(mock.port, `  - name: b
@@ -81,12 +81,11 @@ test('SIGHUP and POST /admin/reload under load: no failed request, new groups se
     deployments: [{name: a-two, model: a-two, api_base: "http://127.0.0.1:${mock.port}/v1"}, {name: a-one`));
   gateway.child.kill('SIGHUP');
   let b;
-  for (let i = 0; i < 50 && b?.status !== 200; i++) {
-    await sleep(50);
-    b = await chat('b');
-  }
+  await eventually(async () => (b = await chat('b')).status === 200,
+                   { what: 'the reloaded config to serve group b', intervalMs: 50 });
   assert.equal(b.status, 200, 'the new group serves');
-  await sleep(300);
+  await eventually(async () => (await chat('a')).headers['x-switchyard-deployment'] === 'a-two',
+                   { what: 'the new priority order of group a to apply' });
   const byA = await chat('a');
   assert.equal(byA.headers['x-switchyard-deployment'], 'a-two', 'the new priority order applies');
 
@@ -98,7 +97,7 @@ test('SIGHUP and POST /admin/reload under load: no failed request, new groups se
   assert.match((await refused.json()).error.message, /not reloaded.*modles/s);
   assert.equal((await chat('b')).status, 200, 'the old config still serves');
 
-  await sleep(300);
+  await sleep(300);  // the load goes on a while after the refused reload
   running = false;
   await Promise.all(clients);
   agent.destroy();

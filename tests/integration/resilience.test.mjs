@@ -3,7 +3,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMock, startGateway, request, metricValue, sleep } from './harness.mjs';
+import { startMock, startGateway, request, metricValue, eventually } from './harness.mjs';
 
 let mock;
 let gateway;
@@ -115,7 +115,10 @@ async function hits(model) {
 
 test('429 with retry-after: no attempt reaches that deployment before the time, from any request', async () => {
   const first = chat('ratelimited');
-  await sleep(150);
+  // The first request's 429 (retry-after: 1) is recorded: the deployment is rate-limited.
+  await eventually(async () => metricValue(await gateway.metrics(),
+    'switchyard_deployment_state{model_group="ratelimited",deployment="ra",state="rate_limited"}'
+  ) === 1, { what: 'ra rate-limited by the first request\'s 429' });
   const second = chat('ratelimited');  // arrives while the deployment is rate-limited
   const [a, b] = await Promise.all([first, second]);
   assert.equal(a.status, 200, a.body);
@@ -329,7 +332,8 @@ test('client SDK retries on top of the gateway are counted', async () => {
   const text = await gateway.metrics();
   assert.ok(metricValue(text, 'switchyard_client_retries_total') >= 1);
   assert.ok(metricValue(text, 'switchyard_upstream_attempts_total{deployment="busy",error_class="overloaded"}') >= 3);
-  await sleep(50);
+  await eventually(() => gateway.logs.some((l) => l.client_retry_count === 1),
+                   { what: 'the access-log line of the SDK retry' });
   assert.ok(gateway.logs.some((l) => l.client_retry_count === 1));
 });
 

@@ -4,7 +4,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMock, startGateway, request, rawExchange, dechunk, sleep } from './harness.mjs';
+import { startMock, startGateway, request, rawExchange, dechunk, eventually } from './harness.mjs';
 
 let mock;
 let gateway;
@@ -66,7 +66,8 @@ test('a failing Responses deployment falls back to a chat deployment, answer tra
   const sent = (await mock.stats()).requests.filter((r) => r.model === 'chat-model').at(-1);
   assert.equal(sent.path, '/v1/chat/completions');
   assert.deepEqual(JSON.parse(sent.body).messages[0], { role: 'system', content: 'Be brief.' });
-  await sleep(50);
+  await eventually(() => gateway.logs.some((l) => l.route === 'responses'),
+                   { what: 'the access-log line of the request' });
   assert.equal(gateway.logs.filter((l) => l.route === 'responses').at(-1).model_group, 'translated');
 });
 

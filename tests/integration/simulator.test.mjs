@@ -63,7 +63,7 @@ async function liveRun(spec) {
       const at = (client.start_s + i / client.rate_per_s) * 1000;
       if (at >= client.stop_s * 1000) break;
       const wait = start + at - performance.now();
-      if (wait > 0) await sleep(wait);
+      if (wait > 0) await sleep(wait);  // paced on purpose: the client's uniform arrivals
       const sent = performance.now();
       pending.push(request(gateway.port, {
         body: { model: client.model, max_tokens: client.max_tokens,

@@ -5,7 +5,9 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMock, startGateway, rawExchange, dechunk, metricValue, sleep } from './harness.mjs';
+import {
+  startMock, startGateway, rawExchange, dechunk, metricValue, eventually,
+} from './harness.mjs';
 
 let mock;
 let gateway;
@@ -21,7 +23,7 @@ retry: {base_ms: 10, cap_ms: 50}
 timeouts: {first_token_ms: 400, chunk_ms: 400}
 models:
 ${['error-first', 'error-late', 'reset-first', 'reset-late', 'stall-first', 'stall-late', 'trickle',
-   'bg-error', 'bg-reset'].map(group).join('')}`);
+   'bg-error', 'bg-reset', 'bare-first', 'bare-late'].map(group).join('')}`);
 });
 
 after(async () => {
@@ -102,6 +104,22 @@ test('interactive: an error event after content reaches the client, no retry', a
   assert.equal((await attempts('error-late')).length, 1);
 });
 
+test('an error event without data is an error all the same: retried before content, reported after', async () => {
+  await rule('bare-first', 'chunks=3;error_after_chunks=0;error_without_data=1', 1);
+  const first = parse((await rawExchange(gateway.port, streamRequest('bare-first'))).text);
+  assertComplete(first, 4);
+  assert.equal(first.headers['x-switchyard-attempts'], '2');
+  assert.equal((await attempts('bare-first')).length, 2);
+
+  await rule('bare-late', 'chunks=5;error_after_chunks=2;error_without_data=1');
+  const late = parse((await rawExchange(gateway.port, streamRequest('bare-late'))).text);
+  assert.equal(late.status, 200);
+  assert.equal(late.words.length, 2);
+  assert.ok(!late.body.includes('[DONE]'), 'never passed for a complete stream');
+  assert.equal(JSON.parse(late.events.at(-1)).error.code, 'stream_interrupted');
+  assert.equal((await attempts('bare-late')).length, 1);
+});
+
 test('interactive: a reset after content ends with an error event', async () => {
   await rule('reset-late', 'chunks=5;reset_after_chunks=2');
   const r = parse((await rawExchange(gateway.port, streamRequest('reset-late'))).text);
@@ -159,8 +177,12 @@ test('background: a mid-stream reset is retried whole', async () => {
 
 test('the gateway is healthy afterwards: nothing in flight, nothing leaked', async () => {
   await mock.scenario([]);
-  await sleep(100);
-  const text = await gateway.metrics();
+  // The last streams' bookkeeping ends just after their answers did.
+  const text = await eventually(async () => {
+    const scrape = await gateway.metrics();
+    return metricValue(scrape, 'switchyard_in_flight_requests') === 1 &&
+      metricValue(scrape, 'switchyard_downstream_connections') === 1 && scrape;
+  }, { what: 'the scrape alone in flight and connected' });
   assert.equal(metricValue(text, 'switchyard_in_flight_requests'), 1, 'only the scrape itself');
   assert.equal(metricValue(text, 'switchyard_downstream_connections'), 1, 'only the scrape itself');
   const r = parse((await rawExchange(gateway.port, streamRequest('trickle'))).text);

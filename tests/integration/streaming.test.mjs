@@ -3,7 +3,7 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMock, startGateway, rawExchange, dechunk, group, metricValue, request, sleep }
+import { startMock, startGateway, rawExchange, dechunk, group, metricValue, request, eventually }
   from './harness.mjs';
 
 let mock;
@@ -125,12 +125,16 @@ test('a stream request refused before the stream is retried, then answered as JS
 });
 
 test('the gateway is healthy afterwards: nothing in flight, still serving', async () => {
-  await sleep(50);
-  const text = await gateway.metrics();
+  // The last request's bookkeeping ends just after its answer did.
+  const text = await eventually(async () => {
+    const scrape = await gateway.metrics();
+    return metricValue(scrape, 'switchyard_in_flight_requests') === 1 && scrape;
+  }, { what: 'the scrape alone in flight' });
   assert.equal(metricValue(text, 'switchyard_in_flight_requests'), 1, 'only the scrape itself');
   const { events } = parseStream((await rawExchange(gateway.port, streamRequest('stream'))).text);
   assert.equal(events.at(-1), '[DONE]');
-  await sleep(100);
+  await eventually(() => gateway.logs.some((l) => l.model_group === 'resetting'),
+                   { what: 'the access-log line of the interrupted stream' });
   const interrupted = gateway.logs.filter((l) => l.model_group === 'resetting');
   assert.equal(interrupted.length, 1);
   assert.match(interrupted[0].error, /resetting|reset-stream|failed/);

@@ -158,5 +158,62 @@ TEST(LocalReplyTest, StaticCompletionStream) {
     EXPECT_EQ(c1.at("finish_reason").as_string(), "stop");
 }
 
+TEST(LocalReplyTest, AnErrorTakesTheEnvelopeOfTheClientsApi) {
+    const core::LocalError error{ErrorKind::kUpstreamTimeout, "too slow", ""};
+    const LocalReply anthropic = RenderError(Wire::kAnthropic, error);
+    EXPECT_EQ(anthropic.status, 504u);
+    const auto a = boost::json::parse(anthropic.body).as_object();
+    EXPECT_EQ(a.at("type").as_string(), "error");
+    EXPECT_EQ(a.at("error").at("message").as_string(), "too slow");
+    for (const Wire openai_shaped : {Wire::kOpenAi, Wire::kResponses}) {
+        const LocalReply reply = RenderError(openai_shaped, error);
+        EXPECT_EQ(reply.status, 504u);
+        EXPECT_EQ(reply.body, RenderOpenAiError(error).body);
+    }
+}
+
+TEST(LocalReplyTest, TheDegradationSpeaksTheClientsApi) {
+    const boost::json::object request{{"model", "m"}, {"input", "hi"}};
+    const std::string content = "Busy; try later.";
+    // Whole.
+    EXPECT_EQ(RenderDegradation(Wire::kOpenAi, content, 7, false, request),
+              RenderOpenAiStaticCompletion(content, 7, false));
+    const auto message =
+        boost::json::parse(RenderDegradation(Wire::kAnthropic, content, 7, false, request))
+            .as_object();
+    EXPECT_EQ(message.at("type").as_string(), "message");
+    EXPECT_EQ(message.at("content").at(0).at("text").as_string(), content);
+    const auto response =
+        boost::json::parse(RenderDegradation(Wire::kResponses, content, 7, false, request))
+            .as_object();
+    EXPECT_EQ(response.at("object").as_string(), "response");
+    EXPECT_EQ(response.at("status").as_string(), "completed");
+    EXPECT_NE(boost::json::serialize(response.at("output")).find(content), std::string::npos);
+    // Streamed: each API's own end.
+    EXPECT_EQ(RenderDegradation(Wire::kOpenAi, content, 7, true, request),
+              RenderOpenAiStaticCompletion(content, 7, true));
+    const std::string events = RenderDegradation(Wire::kAnthropic, content, 7, true, request);
+    EXPECT_NE(events.find("event: message_start\n"), std::string::npos) << events;
+    EXPECT_NE(events.find(content), std::string::npos) << events;
+    EXPECT_NE(events.find("event: message_stop\n"), std::string::npos) << events;
+    const std::string responses = RenderDegradation(Wire::kResponses, content, 7, true, request);
+    EXPECT_NE(responses.find("event: response.created\n"), std::string::npos) << responses;
+    EXPECT_NE(responses.find("event: response.completed\n"), std::string::npos) << responses;
+}
+
+TEST(LocalReplyTest, AStreamErrorEventIsEachApisErrorEvent) {
+    const std::string openai = StreamErrorEvent(Wire::kOpenAi, "cut", 0);
+    ASSERT_EQ(openai.rfind("data: ", 0), 0u);
+    EXPECT_EQ(boost::json::parse(openai.substr(6)).at("error").at("code").as_string(),
+              "stream_interrupted");
+    const std::string anthropic = StreamErrorEvent(Wire::kAnthropic, "cut", 0);
+    ASSERT_EQ(anthropic.rfind("event: error\ndata: ", 0), 0u);
+    EXPECT_EQ(boost::json::parse(anthropic.substr(19)).at("error").at("type").as_string(),
+              "api_error");
+    const std::string responses = StreamErrorEvent(Wire::kResponses, "cut", 12);
+    ASSERT_EQ(responses.rfind("event: error\ndata: ", 0), 0u);
+    EXPECT_EQ(boost::json::parse(responses.substr(19)).at("sequence_number").to_number<int>(), 12);
+}
+
 }  // namespace local_reply_test
 }  // namespace switchyard::api

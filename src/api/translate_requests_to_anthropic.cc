@@ -160,19 +160,10 @@ bool IsNeutral(std::string_view key, const json::value& value) {
     return false;
 }
 
-json::object OpenAiRequestToAnthropicOrThrow(const json::object& request,
-                                             std::int64_t default_max_tokens) {
-    json::object out;
-    if (const json::value* model = Find(request, "model")) {
-        out["model"] = *model;
-    }
-    const json::array* input = FindArray(request, "messages");
-    if (input == nullptr) {
-        Refuse("`messages` is missing or not an array", "messages");
-    }
-    std::string system;
-    std::vector<AnthropicTurn> turns;
-    for (const json::value& item : *input) {
+// The chat messages as Anthropic's: system and developer text gathered into `system`, the rest
+// as turns of alternating roles (consecutive same-role turns merged).
+void AppendTurns(const json::array& input, std::string& system, std::vector<AnthropicTurn>& turns) {
+    for (const json::value& item : input) {
         const json::object* message = item.if_object();
         if (message == nullptr) {
             Refuse("A message is not an object", "messages");
@@ -222,6 +213,11 @@ json::object OpenAiRequestToAnthropicOrThrow(const json::object& request,
             turns.push_back(std::move(turn));
         }
     }
+}
+
+// The turns as Anthropic's `messages`: tool results first in a user turn, a lone text block as a
+// plain string.
+json::array AnthropicMessagesOf(std::vector<AnthropicTurn>& turns) {
     json::array messages;
     for (AnthropicTurn& turn : turns) {
         // Anthropic requires tool_result blocks first in a user turn.
@@ -237,11 +233,14 @@ json::object OpenAiRequestToAnthropicOrThrow(const json::object& request,
         }
         messages.push_back(json::object{{"role", turn.role}, {"content", std::move(content)}});
     }
-    if (!system.empty()) {
-        out["system"] = system;
-    }
-    out["messages"] = std::move(messages);
+    return messages;
+}
 
+// The request's parameters other than `model` and `messages`, in Anthropic's terms (a refusal for
+// one it cannot carry): max_tokens (`default_max_tokens` when none), sampling, stop sequences,
+// tools and tool choice, structured output.
+void TranslateParameters(const json::object& request, std::int64_t default_max_tokens,
+                         json::object& out) {
     std::int64_t max_tokens = default_max_tokens;
     bool parallel_tool_calls = true;
     for (const auto& [key, value] : request) {
@@ -322,6 +321,27 @@ json::object OpenAiRequestToAnthropicOrThrow(const json::object& request,
             choice.as_object()["disable_parallel_tool_use"] = true;
         }
     }
+}
+
+json::object OpenAiRequestToAnthropicOrThrow(const json::object& request,
+                                             std::int64_t default_max_tokens) {
+    json::object out;
+    if (const json::value* model = Find(request, "model")) {
+        out["model"] = *model;
+    }
+    const json::array* input = FindArray(request, "messages");
+    if (input == nullptr) {
+        Refuse("`messages` is missing or not an array", "messages");
+    }
+    std::string system;
+    std::vector<AnthropicTurn> turns;
+    AppendTurns(*input, system, turns);
+    json::array messages = AnthropicMessagesOf(turns);
+    if (!system.empty()) {
+        out["system"] = system;
+    }
+    out["messages"] = std::move(messages);
+    TranslateParameters(request, default_max_tokens, out);
     return out;
 }
 

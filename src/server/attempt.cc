@@ -70,11 +70,92 @@ policy::Outcome ClassifyErrorEvent(std::string_view data,
 // may answer it right (never this one again for this request).
 void InvalidOutput(AttemptEnd& end, const config::Deployment& deployment, std::string problem) {
     end.answered = false;
-    end.status = 0;
-    end.error = {core::ErrorKind::kInvalidOutput,
-                 "The answer of '" + deployment.name +
-                     "' does not match the requested JSON schema: " + std::move(problem)};
-    end.outcome = {policy::Action::kFailOver, policy::ErrorClass::kInvalidOutput};
+    end.Fail({core::ErrorKind::kInvalidOutput,
+              "The answer of '" + deployment.name +
+                  "' does not match the requested JSON schema: " + std::move(problem)},
+             {policy::Action::kFailOver, policy::ErrorClass::kInvalidOutput});
+}
+
+// An attempt answered with a stream: relayed by api::StreamRelay's rules, and how it ended in
+// `end` (`started`: the attempt's start).
+asio::awaitable<void> EndStreamed(RequestContext& ctx, const AttemptSetup& setup,
+                                  const config::Deployment& deployment,
+                                  upstream::UpstreamCall& call, api::Wire upstream,
+                                  std::chrono::steady_clock::time_point started, AttemptEnd& end) {
+    const core::Clock& clock = ctx.Context().clock;
+    const config::Timeouts& t = setup.timeouts;
+    StreamOptions options{setup.background, t.first_token, t.chunk, t.pings_are_progress,
+                          setup.stream_upstream};
+    options.upstream = upstream;
+    options.request = &setup.request.original;
+    options.front = setup.request.wire;
+    options.include_usage = setup.request.include_usage;
+    options.check = setup.check;
+    StreamResult stream = co_await RelayStream(ctx, call, options);
+    if (!stream.invalid_output.empty()) {
+        InvalidOutput(end, deployment, std::move(stream.invalid_output));
+        co_return;
+    }
+    end.answered = stream.committed;
+    if (stream.first_content) end.time_to_first_token = *stream.first_content - started;
+    if (!stream.Failed()) co_return;
+    // Failed — before the commit point an ordinary failed attempt, after it a failure of the
+    // deployment all the same (the client got an error event).
+    if (!stream.error_event.empty()) {
+        const unsigned status = policy::StatusOfStreamError(stream.error_event);
+        core::LocalError error{
+            core::ErrorKind::kUpstreamProtocol,
+            "Upstream '" + deployment.name + "' sent an error event: " + stream.error_event};
+        error.status = status;
+        end.Fail(std::move(error), ClassifyErrorEvent(stream.error_event, clock.WallNow()), status);
+    } else {
+        end.Fail(stream.error, policy::Classify({stream.transport}, clock.WallNow()));
+    }
+}
+
+// An attempt answered with a whole success `body` in the deployment's API `wire`: checked to be
+// an answer, translated to the client's API, checked against the schema and written — or failed
+// in `end`, with nothing sent.
+asio::awaitable<void> EndWhole(RequestContext& ctx, const AttemptSetup& setup,
+                               const config::Deployment& deployment,
+                               const upstream::ResponseHeader& header, std::string& body,
+                               api::Wire wire, AttemptEnd& end) {
+    const core::Clock& clock = ctx.Context().clock;
+    const api::AnswerShape shape = api::ShapeOfAnswer(body, wire, setup.request.endpoint);
+    if (shape != api::AnswerShape::kAnswer) {
+        // The client must not get it as an answer, nor a cache keep it. Cut short may be
+        // retried; an error or another shape says the deployment is broken: fail over.
+        end.Fail(
+            {core::ErrorKind::kUpstreamProtocol, "Upstream '" + deployment.name + "' answered " +
+                                                     std::to_string(end.status) + " with " +
+                                                     std::string(api::Describe(shape)) + "."},
+            policy::Classify({shape == api::AnswerShape::kNotJson ? policy::Transport::kTruncated
+                                                                  : policy::Transport::kProtocol},
+                             clock.WallNow()));
+        co_return;
+    }
+    if (wire != setup.request.wire) {
+        // Translated before anything is committed: a refusal fails this attempt over.
+        auto translated = api::TranslateWholeAnswer(body, end.status, wire, setup.request.wire,
+                                                    UnixNow(ctx), &setup.request.original);
+        if (auto* error = std::get_if<core::LocalError>(&translated)) {
+            end.Fail(std::move(*error),
+                     policy::Classify({policy::Transport::kProtocol}, clock.WallNow()));
+            co_return;
+        }
+        body = std::move(std::get<std::string>(translated));
+        wire = setup.request.wire;
+    }
+    if (setup.check != nullptr) {
+        std::optional<std::string> problem = co_await CheckOutput(
+            ctx, *setup.check, api::AnswerText(body, setup.request.wire), deployment.name);
+        if (problem && setup.check->fall_back) {
+            InvalidOutput(end, deployment, std::move(*problem));
+            co_return;
+        }
+    }
+    end.answered = true;
+    co_await WriteUpstreamAnswer(ctx, header, body, wire);
 }
 
 }  // namespace
@@ -107,8 +188,7 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
         providers::BuildUpstreamRequest(deployment, setup.request, setup.client_body, overrides);
     if (auto* error = std::get_if<core::LocalError>(&built)) {
         // The request cannot be carried over to this deployment's API: the client's to fix.
-        end.error = *error;
-        end.outcome = {policy::Action::kGiveUp, policy::ErrorClass::kBadRequest};
+        end.Fail(*error, {policy::Action::kGiveUp, policy::ErrorClass::kBadRequest});
         co_return end;
     }
     providers::UpstreamRequest& upstream_request = std::get<providers::UpstreamRequest>(built);
@@ -129,8 +209,7 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     const bool started = co_await call.Start(deployment, upstream_request, timeouts);
     end.time_to_first_byte = std::chrono::duration_cast<milliseconds>(context.clock.Now() - now);
     if (!started) {
-        end.error = call.Error();
-        end.outcome = policy::Classify({call.Transport()}, context.clock.WallNow());
+        end.Fail(call.Error(), policy::Classify({call.Transport()}, context.clock.WallNow()));
         end.cut_by_deadline = call.Transport() == policy::Transport::kTimeout &&
                               (remaining < t.connect || remaining < t.first_byte);
         co_return end;
@@ -144,36 +223,7 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     const bool success = end.status >= 200 && end.status < 300;
     const std::string_view content_type = header[http::field::content_type];
     if (success && content_type.starts_with("text/event-stream")) {
-        StreamOptions options{setup.background, t.first_token, t.chunk, t.pings_are_progress,
-                              setup.stream_upstream};
-        options.upstream = upstream_request.wire;
-        options.request = &setup.request.original;
-        options.front = setup.request.wire;
-        options.include_usage = setup.request.include_usage;
-        options.check = setup.check;
-        StreamResult stream = co_await RelayStream(ctx, call, options);
-        if (!stream.invalid_output.empty()) {
-            InvalidOutput(end, deployment, std::move(stream.invalid_output));
-            co_return end;
-        }
-        end.answered = stream.committed;
-        if (stream.first_content) end.time_to_first_token = *stream.first_content - now;
-        if (!stream.Failed()) co_return end;
-        // Failed — before the commit point an ordinary failed attempt, after it a failure of the
-        // deployment all the same (the client got an error event).
-        if (!stream.error_event.empty()) {
-            end.outcome = ClassifyErrorEvent(stream.error_event, context.clock.WallNow());
-            end.status = policy::StatusOfStreamError(stream.error_event);
-            end.body = stream.error_event;
-            end.error = {
-                core::ErrorKind::kUpstreamProtocol,
-                "Upstream '" + deployment.name + "' sent an error event: " + stream.error_event};
-            end.error.status = end.status;
-        } else {
-            end.status = 0;
-            end.error = stream.error;
-            end.outcome = policy::Classify({stream.transport}, context.clock.WallNow());
-        }
+        co_await EndStreamed(ctx, setup, deployment, call, upstream_request.wire, now, end);
         co_return end;
     }
     std::string body;
@@ -181,52 +231,11 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     bool read = call.TakeBuffered(body, limit);
     if (!read) read = co_await call.ReadAll(body, limit);
     if (!read) {
-        end.status = 0;
-        end.error = call.Error();
-        end.outcome = policy::Classify({call.Transport()}, context.clock.WallNow());
+        end.Fail(call.Error(), policy::Classify({call.Transport()}, context.clock.WallNow()));
         co_return end;
     }
     if (success) {
-        api::Wire wire = upstream_request.wire;
-        const api::AnswerShape shape = api::ShapeOfAnswer(body, wire, setup.request.endpoint);
-        if (shape != api::AnswerShape::kAnswer) {
-            // The client must not get it as an answer, nor a cache keep it. Cut short may be
-            // retried; an error or another shape says the deployment is broken: fail over.
-            end.error = {core::ErrorKind::kUpstreamProtocol,
-                         "Upstream '" + deployment.name + "' answered " +
-                             std::to_string(end.status) + " with " +
-                             std::string(api::Describe(shape)) + "."};
-            end.status = 0;
-            end.outcome = policy::Classify(
-                {shape == api::AnswerShape::kNotJson ? policy::Transport::kTruncated
-                                                     : policy::Transport::kProtocol},
-                context.clock.WallNow());
-            co_return end;
-        }
-        if (wire != setup.request.wire) {
-            // Translated before anything is committed: a refusal fails this attempt over.
-            auto translated = api::TranslateWholeAnswer(body, end.status, wire, setup.request.wire,
-                                                        UnixNow(ctx), &setup.request.original);
-            if (auto* error = std::get_if<core::LocalError>(&translated)) {
-                end.status = 0;
-                end.error = std::move(*error);
-                end.outcome =
-                    policy::Classify({policy::Transport::kProtocol}, context.clock.WallNow());
-                co_return end;
-            }
-            body = std::move(std::get<std::string>(translated));
-            wire = setup.request.wire;
-        }
-        if (setup.check != nullptr) {
-            std::optional<std::string> problem = co_await CheckOutput(
-                ctx, *setup.check, api::AnswerText(body, setup.request.wire), deployment.name);
-            if (problem && setup.check->fall_back) {
-                InvalidOutput(end, deployment, std::move(*problem));
-                co_return end;
-            }
-        }
-        end.answered = true;
-        co_await WriteUpstreamAnswer(ctx, header, body, wire);
+        co_await EndWhole(ctx, setup, deployment, header, body, upstream_request.wire, end);
         co_return end;
     }
     policy::AttemptResult result;
@@ -235,9 +244,9 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     result.retry_after = HeaderValue(header, "retry-after");
     result.retry_after_ms = HeaderValue(header, "retry-after-ms");
     result.should_retry = HeaderValue(header, "x-should-retry");
-    end.outcome = policy::Classify(result, context.clock.WallNow());
-    end.header = header;
-    end.body = std::move(body);
+    end.Fail({}, policy::Classify(result, context.clock.WallNow()), end.status);
+    end.failure->header = header;
+    end.failure->body = std::move(body);
     co_return end;
 }
 

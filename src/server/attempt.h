@@ -28,17 +28,27 @@ struct AttemptSetup {
     const OutputCheck* check = nullptr;  // the JSON schema answers must match (null: none)
 };
 
+// How an attempt failed, as one value: the engine's reading of it (its class, what may follow,
+// the provider's minimum wait), what the client is told if it is the last failure, and — when
+// the upstream's error answer was read whole — that answer, which a request the provider refused
+// as wrong gets unchanged.
+struct AttemptFailure {
+    policy::Outcome outcome;
+    core::LocalError error;
+    std::optional<upstream::ResponseHeader> header;
+    std::string body;
+};
+
 // How one attempt ended.
 struct AttemptEnd {
     // A response went downstream: a success, or a stream past its commit point. A stream that
-    // failed after it is answered *and* failed: `outcome` says how.
+    // failed after it is answered *and* failed.
     bool answered = false;
-    policy::Outcome outcome;
-    unsigned status = 0;                             // 0: no HTTP answer
-    std::optional<upstream::ResponseHeader> header;  // of an upstream error answer read whole
-    std::string body;                                // that answer's body
-    core::LocalError error;                          // what went wrong, as the client would be told
-    api::Wire upstream = api::Wire::kOpenAi;         // the API the deployment speaks
+    // The upstream's HTTP status as read: of its answer, or of the error event that ended its
+    // stream; 0 when there was no usable answer (a transport or protocol failure).
+    unsigned status = 0;
+    std::optional<AttemptFailure> failure;    // none: the attempt succeeded
+    api::Wire upstream = api::Wire::kOpenAi;  // the API the deployment speaks
     std::optional<std::chrono::milliseconds> time_to_first_byte;
     // A stream's first content event, from the attempt's start (the commit point in the
     // default stream mode).
@@ -46,6 +56,14 @@ struct AttemptEnd {
     // The timeout that ended it was the request's own deadline, shorter than the deployment's
     // configured one: a fact about the request, not about the deployment's health.
     bool cut_by_deadline = false;
+
+    // Marks the attempt failed, the only way it becomes so; `status` as above.
+    void Fail(core::LocalError error, policy::Outcome outcome, unsigned status_read = 0) {
+        status = status_read;
+        failure = AttemptFailure{outcome, std::move(error), std::nullopt, {}};
+    }
+    // The engine's reading: the failure's, else a success.
+    policy::Outcome Outcome() const { return failure ? failure->outcome : policy::Outcome{}; }
 };
 
 // One attempt on `deployment` as a member of `stage`: builds the request in the deployment's API,

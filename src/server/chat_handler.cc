@@ -13,6 +13,7 @@
 #include "api/usage.h"
 #include "core/names.h"
 #include "core/time_format.h"
+#include "engine/chain.h"
 #include "engine/decide.h"
 #include "engine/executor.h"
 #include "engine/request_options.h"
@@ -169,21 +170,11 @@ std::variant<engine::RequestOptions, core::LocalError> OptionsOf(RequestContext&
 std::variant<std::vector<engine::Stage>, core::LocalError> PlanChain(
     RequestContext& ctx, const api::ChatRequest& request, const std::vector<std::string>& requested,
     const engine::RequestOptions& options, engine::RequestFacts& facts) {
-    const config::Config& config = ctx.Config();
     std::uniform_real_distribution<double> uniform(0.0, 1.0);
     const std::function<double()> draw = [&] { return uniform(ctx.worker.rng); };
-    facts.residency = options.residency;
-    for (const std::string& name : requested) {
-        if (const config::ModelGroup* group = config.FindGroup(name)) {
-            facts.residency = routing::Narrow(facts.residency, group->residency);
-        }
-    }
-    std::vector<engine::Stage> chain = engine::PlanStages(
-        routing::PlanGroups(config, requested, request.fallbacks, options.fallbacks), ctx.Health(),
-        draw, facts.residency, facts.outside);
-    if (facts.residency && std::all_of(chain.begin(), chain.end(), [](const engine::Stage& s) {
-            return s.deployments.empty();
-        })) {
+    std::vector<engine::Stage> chain = engine::PlanChain(ctx.Config(), requested, request.fallbacks,
+                                                         options, ctx.Health(), draw, facts);
+    if (engine::NoDeploymentAllowed(chain, facts)) {
         return core::LocalError{
             core::ErrorKind::kResidencyNotSatisfied,
             fmt::format("No deployment of '{}' or its fallbacks may serve this request: it must "

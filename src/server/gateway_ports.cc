@@ -71,7 +71,7 @@ class GatewayPorts final : public engine::Ports {
         end_ = co_await RunAttempt(ctx_, walk_.setup, deployment, stage);
         if (ctx_.trace) ctx_.trace->EndAttempt(end_, ctx_.upstream_request_id);
         engine::AttemptReport report;
-        report.outcome = end_.outcome;
+        report.outcome = end_.Outcome();
         report.answered = end_.answered;
         report.cut_by_deadline = end_.cut_by_deadline;
         report.time_to_first_byte = end_.time_to_first_byte;

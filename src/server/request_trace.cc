@@ -123,12 +123,13 @@ void RequestTrace::EndAttempt(const AttemptEnd& end, std::string_view upstream_r
     if (end.status != 0)
         span.Set("http.response.status_code", static_cast<std::int64_t>(end.status));
     span.SetIfAny("switchyard.upstream_request_id", upstream_request_id);
-    const std::string_view error_class = policy::Name(end.outcome.error_class);
+    const policy::Outcome outcome = end.Outcome();
+    const std::string_view error_class = policy::Name(outcome.error_class);
     span.Set("switchyard.error_class", std::string(error_class));
     span.Set("switchyard.answered", end.answered);
-    if (end.outcome.retry_after) {
+    if (outcome.retry_after) {
         span.Set("switchyard.retry_after_ms",
-                 static_cast<std::int64_t>(end.outcome.retry_after->count()));
+                 static_cast<std::int64_t>(outcome.retry_after->count()));
     }
     if (end.time_to_first_token) {
         // A stream that carried content: committed once bytes went downstream (in background
@@ -138,10 +139,10 @@ void RequestTrace::EndAttempt(const AttemptEnd& end, std::string_view upstream_r
                  std::chrono::duration<double, std::milli>(*end.time_to_first_token).count());
     }
     if (end.answered) answered_model_ = ctx_.model;
-    if (end.outcome.error_class != policy::ErrorClass::kNone) {
+    if (outcome.error_class != policy::ErrorClass::kNone) {
         span.error = true;
-        span.status_message =
-            end.error.message.empty() ? std::string(error_class) : end.error.message;
+        const std::string_view message = end.failure ? end.failure->error.message : "";
+        span.status_message = message.empty() ? std::string(error_class) : std::string(message);
         span.Set("error.type", std::string(error_class));
     }
 }

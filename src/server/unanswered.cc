@@ -25,8 +25,8 @@ core::LocalError GiveUpErrorOf(const RequestContext& ctx, const Walk& walk,
     const AttemptEnd& last = walk.last;
     const engine::GiveUpFacts facts{walk.notes,
                                     last.status,
-                                    &last.error,
-                                    last.outcome.error_class,
+                                    last.failure ? &last.failure->error : nullptr,
+                                    last.Outcome().error_class,
                                     ctx.Config().limits.lanes[walk.facts.lane].name,
                                     walk.facts.outside,
                                     &walk.facts.residency};
@@ -69,12 +69,14 @@ asio::awaitable<void> WriteUnanswered(RequestContext& ctx, Walk* walk,
     if (action.kind == Kind::kPassThrough) {
         // The request itself is wrong: the client gets the provider's answer unchanged.
         AttemptEnd& last = walk->last;
-        if (last.header) {
-            co_await WriteUpstreamAnswer(ctx, *last.header, last.body, last.upstream);
+        AttemptFailure none;  // (a pass-through always follows a failed attempt)
+        AttemptFailure& failure = last.failure ? *last.failure : none;
+        if (failure.header) {
+            co_await WriteUpstreamAnswer(ctx, *failure.header, failure.body, last.upstream);
         } else {
             // Or the gateway's own limit stopped it: the client may come back soon.
-            if (last.outcome.retry_after) AddRetryAfter(ctx, *last.outcome.retry_after);
-            co_await WriteLocalError(ctx, last.error);
+            if (failure.outcome.retry_after) AddRetryAfter(ctx, *failure.outcome.retry_after);
+            co_await WriteLocalError(ctx, failure.error);
         }
         co_return;
     }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <variant>
 
+#include "engine/chain.h"
 #include "engine/executor.h"
 #include "engine/give_up.h"
 #include "engine/request_options.h"
@@ -105,31 +106,24 @@ void SimGateway::Handle(GatewayRequest request, std::function<void(GatewayAnswer
         engine::ReadRequestOptions(config_, header, nullptr, request.stream, request.max_tokens);
     engine::RequestOptions options = std::get<engine::RequestOptions>(std::move(read));
     const std::function<double()> draw = [this] { return Draw(); };
-    // The request's facts as the server reads them; residency: the options' (header and key) and
-    // the requested group's.
+    // The request's facts as the server reads them.
     engine::RequestFacts facts;
     facts.lane = request.lane;
     facts.input_estimate = request.input_tokens;
     facts.max_tokens = request.max_tokens;
     facts.fallbacks = options.fallbacks;
     facts.client_budget = request.client_budget;
-    facts.residency = options.residency;
-    if (const config::ModelGroup* group = config_.FindGroup(request.model)) {
-        facts.residency = routing::Narrow(facts.residency, group->residency);
-    }
-    std::vector<engine::Stage> chain = engine::PlanStages(
-        routing::PlanGroups(config_, {request.model}, std::nullopt, options.fallbacks), health_,
-        draw, facts.residency, facts.outside);
+    std::vector<engine::Stage> chain =
+        engine::PlanChain(config_, {request.model}, std::nullopt, options, health_, draw, facts);
+    const bool refused = engine::NoDeploymentAllowed(chain, facts);
     const TimePoint deadline_at = clock_.Now() + options.deadline;
     auto walk = std::make_shared<Walk>(std::move(request), std::move(done), std::move(options),
                                        std::move(chain), deadline_at);
     walk->facts = std::move(facts);
-    if (walk->facts.residency &&
-        std::all_of(walk->state.stages.begin(), walk->state.stages.end(),
-                    [](const engine::StageState& s) { return s.target_count == 0; })) {
-        GatewayAnswer refused;  // nothing of the chain is in an allowed region
-        refused.status = 403;
-        Finish(walk, std::move(refused));
+    if (refused) {
+        GatewayAnswer refusal;  // nothing of the chain is in an allowed region
+        refusal.status = 403;
+        Finish(walk, std::move(refusal));
         return;
     }
     asio::co_spawn(io_, Serve(walk), asio::detached);

@@ -1,6 +1,7 @@
 #include "api/stream_relay.h"
 
 #include <boost/json.hpp>
+#include <limits>
 
 #include "api/stream_assembler.h"
 #include "api/stream_events.h"
@@ -47,7 +48,9 @@ void StreamRelay::Emit(const core::SseEvent& event, std::string& destination) {
     if (!responses_front_) return;
     if (to_responses_) {
         next_sequence_ = to_responses_->NextSequence();
-    } else if (const auto number = SequenceNumberOf(event.data)) {
+    } else if (const auto number = SequenceNumberOf(event.data);
+               number && *number < std::numeric_limits<std::int64_t>::max()) {
+        // (An upstream's largest number leaves the next one where it was: no overflow.)
         next_sequence_ = *number + 1;
     }
 }

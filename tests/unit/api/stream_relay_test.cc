@@ -202,6 +202,20 @@ TEST(StreamRelayTest, AResponsesStreamsErrorEventTakesTheNextSequenceNumber) {
     EXPECT_NE(tail.find("\"sequence_number\":5"), std::string::npos) << tail;
 }
 
+TEST(StreamRelayTest, TheLargestSequenceNumberDoesNotOverflow) {
+    // Found by the fuzz target: an upstream event numbered 2^63 - 1 (UBSan: signed overflow).
+    StreamRelay relay({.upstream = Wire::kResponses, .front = Wire::kResponses});
+    relay.Feed(
+        "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\","
+        "\"sequence_number\":3,\"delta\":\"Hi\"}\n\n"
+        "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\","
+        "\"sequence_number\":9223372036854775807,\"delta\":\"!\"}\n\n");
+    EXPECT_EQ(relay.NextSequence(), 4);
+    const std::string failure = "reset";
+    const std::string tail = relay.Tail(&failure, false);
+    EXPECT_NE(tail.find("\"sequence_number\":4"), std::string::npos) << tail;
+}
+
 TEST(StreamRelayTest, KeepsTheTextForAnOutputCheck) {
     StreamRelay relay({.keep_text = true});
     relay.Feed(Join({kRole, kHello, kStop, kDone}));

@@ -11,10 +11,6 @@
 
 namespace switchyard::server {
 
-api::LocalReply RenderLocalError(const RequestContext& ctx, const core::LocalError& error) {
-    return api::RenderError(ctx.wire, error);
-}
-
 void AppendHeader(std::string& lines, std::string_view name, std::string_view value) {
     lines.append(name).append(": ").append(value).append("\r\n");
 }
@@ -110,7 +106,7 @@ bool EndWrite(RequestContext& ctx, const boost::system::error_code& ec, std::siz
 }
 
 asio::awaitable<bool> WriteLocalError(RequestContext& ctx, const core::LocalError& error) {
-    api::LocalReply reply = RenderLocalError(ctx, error);
+    api::LocalReply reply = api::RenderError(ctx.wire, error);
     ctx.error = error.message;
     Response response{static_cast<http::status>(reply.status), 11};
     response.set(http::field::content_type, "application/json");

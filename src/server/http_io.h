@@ -37,9 +37,6 @@ asio::awaitable<bool> WriteResponse(RequestContext& ctx, Response& response);
 // Appends one header line, "name: value\r\n".
 void AppendHeader(std::string& lines, std::string_view name, std::string_view value);
 
-// `error` in the client's wire format (OpenAI or Anthropic envelope).
-api::LocalReply RenderLocalError(const RequestContext& ctx, const core::LocalError& error);
-
 // A local reply for `error` in the client's wire format.
 // Pass named objects: g++ 12 may destroy a temporary argument of a coroutine twice.
 asio::awaitable<bool> WriteLocalError(RequestContext& ctx, const core::LocalError& error);

@@ -117,7 +117,7 @@ asio::awaitable<void> WriteUnanswered(RequestContext& ctx, Walk* walk,
             ctx.Context().clock.Now());
     }
     Response response{static_cast<http::status>(error.status), 11};
-    api::LocalReply reply = RenderLocalError(ctx, error);
+    api::LocalReply reply = api::RenderError(ctx.wire, error);
     ctx.error = error.message;
     response.set(http::field::content_type, "application/json");
     for (const auto& [name, value] : ctx.reply_headers) response.set(name, value);

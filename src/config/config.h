@@ -171,6 +171,12 @@ struct HealthConfig {
     Millis cooldown{30'000};
     // ... and the fraction of the window's attempts that must have failed (docs/evidence/).
     double allowed_failure_rate = 0.2;
+    // ... or this many failed attempts in a row, timeouts included, whatever the window holds
+    // (0: allowed_fails + 1).
+    int consecutive_fails = 0;
+    // When every target that could serve a request is benched, the least-bad one that still
+    // answers some of its calls is tried anyway (docs/resilience.md#a-bench-is-a-preference).
+    bool panic = true;
     int breaker_consecutive_failures = 5;
     double breaker_failure_rate = 0.5;
     int breaker_minimum_calls = 20;
@@ -236,6 +242,14 @@ struct Timeouts {
     Millis chunk{30'000};             // between stream events once content flows
     Millis total{600'000};            // whole upstream exchange, body included
     bool pings_are_progress = false;  // whether `ping` events and comments reset the chunk timer
+    // Adaptive limits (docs/resilience.md#adaptive-timeouts): with enough history, a deployment's
+    // first-byte, first-token and chunk limits become `adaptive_multiplier` times its own 99th
+    // percentile (never under `adaptive_floor`, never over the limits above, which are ceilings).
+    bool adaptive = true;
+    double adaptive_multiplier = 3;
+    Millis adaptive_floor{2'000};
+    int adaptive_min_samples = 20;  // successful answers within the last two windows
+    Millis latency_window{300'000};
     // A non-streaming request with max_tokens above this is streamed upstream and assembled, so a
     // generation that may run past ten minutes never idles on a connection
     // (docs/providers.md#long-requests: 3600 s * max_tokens / 128000 > 600 s). 0 turns it off.

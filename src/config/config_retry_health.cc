@@ -62,7 +62,8 @@ void ReadRetry(Reader& r, const YAML::Node& node, RetryConfig& retry) {
 void ReadHealth(Reader& r, const YAML::Node& node, HealthConfig& health) {
     if (!r.CheckMap(
             node, "health",
-            {"allowed_fails", "allowed_failure_rate", "window_ms", "cooldown_ms", "breaker"})) {
+            {"allowed_fails", "allowed_failure_rate", "consecutive_fails", "panic", "window_ms",
+             "cooldown_ms", "breaker"})) {
         return;
     }
     r.Integer(node, "allowed_fails", health.allowed_fails, 0, 1000);
@@ -70,6 +71,8 @@ void ReadHealth(Reader& r, const YAML::Node& node, HealthConfig& health) {
     if (health.allowed_failure_rate > 1) {
         r.Fail(node["allowed_failure_rate"], "'allowed_failure_rate' must be at most 1");
     }
+    r.Integer(node, "consecutive_fails", health.consecutive_fails, 0, 1000);
+    r.Bool(node, "panic", health.panic);
     r.Duration(node, "window_ms", health.window);
     r.Duration(node, "cooldown_ms", health.cooldown);
     const YAML::Node breaker = node["breaker"];

@@ -49,7 +49,9 @@ void ReadServer(Reader& r, const YAML::Node& node, ServerConfig& server) {
 void ReadTimeouts(Reader& r, const YAML::Node& node, Timeouts& timeouts) {
     if (!r.CheckMap(node, "timeouts",
                     {"connect_ms", "first_byte_ms", "first_token_ms", "chunk_ms", "total_ms",
-                     "pings_are_progress", "stream_upstream_over_max_tokens"})) {
+                     "pings_are_progress", "stream_upstream_over_max_tokens", "adaptive",
+                     "adaptive_multiplier", "adaptive_floor_ms", "adaptive_min_samples",
+                     "latency_window_ms"})) {
         return;
     }
     r.Duration(node, "connect_ms", timeouts.connect);
@@ -60,6 +62,14 @@ void ReadTimeouts(Reader& r, const YAML::Node& node, Timeouts& timeouts) {
     r.Bool(node, "pings_are_progress", timeouts.pings_are_progress);
     r.Integer(node, "stream_upstream_over_max_tokens", timeouts.stream_upstream_over_max_tokens, 0,
               100'000'000);
+    r.Bool(node, "adaptive", timeouts.adaptive);
+    r.Number(node, "adaptive_multiplier", timeouts.adaptive_multiplier);
+    if (timeouts.adaptive_multiplier < 1) {
+        r.Fail(node["adaptive_multiplier"], "'adaptive_multiplier' must be at least 1");
+    }
+    r.Duration(node, "adaptive_floor_ms", timeouts.adaptive_floor);
+    r.Integer(node, "adaptive_min_samples", timeouts.adaptive_min_samples, 1, 1'000'000);
+    r.Duration(node, "latency_window_ms", timeouts.latency_window);
 }
 
 void ReadIdempotency(Reader& r, const YAML::Node& node, IdempotencyConfig& idempotency) {

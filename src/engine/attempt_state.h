@@ -54,6 +54,12 @@ struct TargetHealth {
     TimePoint until{};  // when the block lifts (kRateLimited, kSick)
     // The deployment's retry budget allows one more retry.
     bool retry_budget = true;
+    // kSick yet answering some of its calls: the share that succeeded, in (0, 1]; 0 when it may
+    // not be tried even when nothing else can serve.
+    double panic = 0;
+    // What an attempt there is expected to take at most before its first content (its own
+    // adapted limit); nullopt when its history does not say.
+    std::optional<milliseconds> expected;
 };
 
 // What the engine knows about one target of its chain for this request.
@@ -92,6 +98,9 @@ struct AttemptState {
     std::optional<std::size_t> sent;   // the target of the last kSend, until its event arrives
     bool sent_retry = false;           // that send retries its target (counted once it happens)
     milliseconds attempt_estimate{0};  // how long the last attempt took: the next one's estimate
+    // In a panic (every target that could serve is benched): the least-bad benched target, tried
+    // anyway. Decided anew before every choice.
+    std::optional<std::size_t> panic_target;
 
     // Appends `chain`'s stages and targets.
     void Append(const std::vector<Stage>& chain);
@@ -142,6 +151,14 @@ struct Action {
     bool retry = false;      // kSend: the target was tried before by this request
     milliseconds wait{0};    // kWait, at least 1 ms
     WaitFor wait_for = WaitFor::kBackoff;
+    // kSend: how long the attempt may wait for its first content — its share of the deadline,
+    // leaving the later stages that could serve the time they need.
+    milliseconds budget{0};
+    // kSend: nothing else of the chain could serve after it, so it gets the rest of the deadline
+    // and the configured limits (never cut early by the deployment's latency).
+    bool last_resort = false;
+    // kSend: the target is benched and tried anyway, in a panic.
+    bool panic = false;
     policy::Action semantic = policy::Action::kContextFallback;  // kReplaceChain
     GiveUpReason reason = GiveUpReason::kExhausted;              // kGiveUp
     // kGiveUp: the time until some target of the chain can serve again, when every one is blocked

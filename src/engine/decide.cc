@@ -34,13 +34,55 @@ const TargetHealth& Health(const World& world, const Target& t) {
     return world.health[t.deployment->index];
 }
 
-// May `t` be sent to now, as far as health and this request know?
-bool Free(const Target& t, const TargetHealth& h, TimePoint now) {
-    return !t.excluded && h.block == Block::kNone && t.retry_after_until <= now &&
-           t.headroom_until <= now;
+// What holds target `i` back, as this request sees it: in a panic its least-bad benched target
+// is not held back by its bench.
+Block BlockOf(const AttemptState& s, const World& world, std::size_t i) {
+    if (s.panic_target == i) return Block::kNone;
+    return Health(world, s.targets[i]).block;
 }
 
-Action Send(AttemptState& s, std::size_t index, bool retry) {
+// May target `i` be sent to now, as far as health and this request know?
+bool Free(const AttemptState& s, const World& world, std::size_t i) {
+    const Target& t = s.targets[i];
+    return !t.excluded && BlockOf(s, world, i) == Block::kNone &&
+           t.retry_after_until <= world.now && t.headroom_until <= world.now;
+}
+
+// The attempt's share of the rest of the deadline: what is left after every other stage that
+// could serve now — the later ones, or another deployment of this one — gets what it needs (its
+// expected time before content when its history says, else an equal share). Sets `last_resort`
+// when nothing could follow it.
+milliseconds Budget(const AttemptState& s, const World& world, std::size_t index,
+                    bool& last_resort) {
+    const milliseconds rest =
+        std::max(milliseconds(1), std::chrono::ceil<milliseconds>(s.deadline - world.now));
+    last_resort = s.attempts + 1 >= s.policy.max_attempts;
+    int others = 0;
+    int unknown = 0;
+    milliseconds known{0};
+    for (std::size_t st = s.stage; st < s.stages.size() && !last_resort; ++st) {
+        const StageState& stage = s.stages[st];
+        for (std::size_t i = stage.first_target; i < stage.first_target + stage.target_count;
+             ++i) {
+            if (i == index || s.targets[i].attempts > 0 || !Free(s, world, i)) continue;
+            ++others;
+            if (const auto expected = Health(world, s.targets[i]).expected) {
+                known += *expected;
+            } else {
+                ++unknown;
+            }
+            break;  // one attempt per stage
+        }
+    }
+    if (last_resort || others == 0) {
+        last_resort = true;
+        return rest;
+    }
+    const milliseconds share = rest / (others + 1);
+    return std::max(share, rest - known - unknown * share);
+}
+
+Action Send(AttemptState& s, const World& world, std::size_t index, bool retry) {
     // A retry counts against its caps when it goes upstream (Record), not when it is chosen: a
     // send that finds no headroom or loses its probe slot spends nothing.
     s.sent = index;
@@ -49,7 +91,29 @@ Action Send(AttemptState& s, std::size_t index, bool retry) {
     a.kind = Kind::kSend;
     a.target = index;
     a.retry = retry;
+    a.budget = Budget(s, world, index, a.last_resort);
+    a.panic = s.panic_target == index;
     return a;
+}
+
+// Whether every target of the rest of the chain that is not ruled out for this request is
+// benched; then the least-bad of them that still answers some calls (and whose retry budget
+// allows) is tried anyway (docs/resilience.md#a-bench-is-a-preference).
+std::optional<std::size_t> PanicTarget(const AttemptState& s, const World& world) {
+    if (s.stage >= s.stages.size()) return std::nullopt;
+    std::optional<std::size_t> best;
+    double best_share = 0;
+    for (std::size_t i = s.stages[s.stage].first_target; i < s.targets.size(); ++i) {
+        const Target& t = s.targets[i];
+        if (t.excluded) continue;
+        const TargetHealth& h = Health(world, t);
+        if (h.block != Block::kSick) return std::nullopt;  // something else can serve or wait
+        if (h.panic > best_share && h.retry_budget) {
+            best = i;
+            best_share = h.panic;
+        }
+    }
+    return best;
 }
 
 Action Simple(Kind kind) {
@@ -73,8 +137,7 @@ int StagesAheadThatCanServe(const AttemptState& s, const World& world) {
     for (std::size_t i = s.stage + 1; i < s.stages.size(); ++i) {
         const StageState& stage = s.stages[i];
         for (std::size_t t = stage.first_target; t < stage.first_target + stage.target_count; ++t) {
-            if (s.targets[t].attempts == 0 &&
-                Free(s.targets[t], Health(world, s.targets[t]), world.now)) {
+            if (s.targets[t].attempts == 0 && Free(s, world, t)) {
                 ++ahead;
                 break;
             }
@@ -91,9 +154,7 @@ std::optional<Action> ChooseInStage(AttemptState& s, const World& world, bool& d
     const std::size_t first = stage.first_target;
     const std::size_t end = first + stage.target_count;
     for (std::size_t i = first; i < end; ++i) {
-        if (s.targets[i].attempts == 0 && Free(s.targets[i], Health(world, s.targets[i]), now)) {
-            return Send(s, i, false);
-        }
+        if (s.targets[i].attempts == 0 && Free(s, world, i)) return Send(s, world, i, false);
     }
 
     // The soonest wait-then-send of the stage.
@@ -104,10 +165,11 @@ std::optional<Action> ChooseInStage(AttemptState& s, const World& world, bool& d
     for (std::size_t i = first; i < end; ++i) {
         const Target& t = s.targets[i];
         const TargetHealth& h = Health(world, s.targets[i]);
-        if (t.excluded || h.block == Block::kSick) continue;  // sick is no known instant
+        const Block block = BlockOf(s, world, i);
+        if (t.excluded || block == Block::kSick) continue;  // sick is no known instant
         const bool retry = t.attempts > 0;
         TimePoint rate_limit = t.retry_after_until;
-        if (h.block == Block::kRateLimited) rate_limit = std::max(rate_limit, h.until);
+        if (block == Block::kRateLimited) rate_limit = std::max(rate_limit, h.until);
         TimePoint backoff{};
         if (retry) {
             if (!MayRetry(s, stage, t, h, world)) continue;
@@ -144,7 +206,7 @@ std::optional<Action> ChooseInStage(AttemptState& s, const World& world, bool& d
         }
     }
     Target& chosen = s.targets[*best];
-    if (wait <= milliseconds(0)) return Send(s, *best, chosen.attempts > 0);
+    if (wait <= milliseconds(0)) return Send(s, world, *best, chosen.attempts > 0);
     if (chosen.attempts > 0) chosen.retry_at = best_backoff;
     Action a;
     a.kind = Kind::kWait;
@@ -186,6 +248,7 @@ Action GiveUp(const AttemptState& s, GiveUpReason reason, const World& world) {
 Action Choose(AttemptState& s, const World& world) {
     if (s.attempts >= s.policy.max_attempts) return GiveUp(s, GiveUpReason::kAttempts, world);
     if (world.now >= s.deadline) return GiveUp(s, GiveUpReason::kDeadline, world);
+    s.panic_target = PanicTarget(s, world);
     bool deadline_bound = false;
     for (; s.stage < s.stages.size(); ++s.stage) {
         if (auto action = ChooseInStage(s, world, deadline_bound)) return *action;

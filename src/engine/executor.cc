@@ -191,6 +191,12 @@ void Record(const Surroundings& around, const RequestFacts& facts, Ports& ports,
     if (reported) {
         // A stream that failed after its commit point is a failure of the deployment all the same.
         disabled = admitted.Report(error, end.outcome.retry_after, end.time_to_first_byte);
+        if (error == policy::ErrorClass::kNone && end.answered) {
+            around.health.RecordLatency(deployment.index, around.clock.Now(),
+                                        {end.streamed, end.time_to_first_byte,
+                                         end.first_token_after_head, end.longest_gap,
+                                         end.output_tokens});
+        }
         policy::RetryBudget& deployment_budget = around.health.Budget(deployment.index);
         if (error == policy::ErrorClass::kNone) {
             if (facts.client_budget != nullptr) facts.client_budget->OnSuccess();
@@ -219,13 +225,26 @@ std::vector<Stage> SemanticStages(const AttemptState& state, const Surroundings&
     return stages;
 }
 
-// One send to `state.targets[index]`: headroom, admission, the attempt and its record. Returns
-// the event for the engine, or nullopt when the attempt answered the client.
+// The limits of the attempt `send` orders (docs/resilience.md#timeouts).
+AttemptLimits LimitsOf(const Surroundings& around, const RequestFacts& facts,
+                       const config::Deployment& deployment, const Action& send, TimePoint now) {
+    // The last resort gets the rest of the deadline and the configured limits: a deployment
+    // that is slower than its history still answers when nothing else could.
+    const policy::LatencyQuantiles history =
+        send.last_resort || !facts.shape.ceilings.adaptive
+            ? policy::LatencyQuantiles{}
+            : around.health.Latency(deployment.index, now);
+    return WithinBudget(AdaptedLimits(facts.shape, history, !send.last_resort), send.budget,
+                        send.last_resort);
+}
+
+// One send to the target of `send`: headroom, admission, the attempt and its record. Returns the
+// event for the engine, or nullopt when the attempt answered the client.
 asio::awaitable<std::optional<Event>> SendAttempt(AttemptState& state, const Surroundings& around,
                                                   RequestFacts& facts, Ports& ports,
-                                                  const QueueSlot& queue, std::size_t index,
+                                                  const QueueSlot& queue, const Action& send,
                                                   TimePoint now) {
-    const Target& target = state.targets[index];
+    const Target& target = state.targets[send.target];
     const config::Deployment& deployment = *target.deployment;
     const routing::PlannedGroup stage = state.stages[target.stage].group;
     std::optional<HeadroomReservation> reserved;
@@ -248,7 +267,8 @@ asio::awaitable<std::optional<Event>> SendAttempt(AttemptState& state, const Sur
         }
         reserved.emplace(around, deployment, cost, shared ? &ports : nullptr);
     }
-    const routing::AttemptAdmission admission = around.health.AdmitAttempt(deployment.index, now);
+    const routing::AttemptAdmission admission = around.health.AdmitAttempt(
+        deployment.index, now, send.panic ? routing::Admission::kPanic : routing::Admission::kNormal);
     if (admission == routing::AttemptAdmission::kRefused) {
         // Another request took the last half-open probe slot (the reservation goes back as
         // `reserved` ends).
@@ -261,7 +281,8 @@ asio::awaitable<std::optional<Event>> SendAttempt(AttemptState& state, const Sur
         if (slot && !*slot) co_return event::NotAdmitted{};  // another replica is probing
         if (slot) admitted.HoldSharedProbe();
     }
-    const AttemptReport end = co_await ports.Attempt(target, stage);
+    const AttemptReport end = co_await ports.Attempt(
+        target, stage, LimitsOf(around, facts, deployment, send, now), send.panic);
     admitted.Ended();
     const Event attempted = event::Attempted{end.outcome, now, around.clock.Now()};
     // Cut short for a client that left before any answer: nothing to record (the walk stops).
@@ -287,7 +308,7 @@ asio::awaitable<Executed> Execute(AttemptState& state, Surroundings around, Requ
             co_return gone;
         }
         const TimePoint now = around.clock.Now();
-        ReadTargetHealth(state, around.health, now, health_now);
+        ReadTargetHealth(state, around.health, now, facts.shape, health_now);
         const bool client_budget =
             facts.client_budget == nullptr || facts.client_budget->CanRetry();
         const World world{health_now, client_budget, now, ports.Uniform()};
@@ -298,7 +319,7 @@ asio::awaitable<Executed> Execute(AttemptState& state, Surroundings around, Requ
         switch (action.kind) {
             case Kind::kSend: {
                 std::optional<Event> next =
-                    co_await SendAttempt(state, around, facts, ports, queue, action.target, now);
+                    co_await SendAttempt(state, around, facts, ports, queue, action, now);
                 if (!next) {
                     Executed done;
                     done.last.kind = Kind::kDone;

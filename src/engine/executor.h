@@ -8,6 +8,7 @@
 
 #include "config/config.h"
 #include "core/clock.h"
+#include "engine/attempt_limits.h"
 #include "engine/attempt_state.h"
 #include "limits/headroom.h"
 #include "limits/lanes.h"
@@ -40,6 +41,7 @@ struct RequestFacts {
     routing::Regions residency;       // where it may be served
     int outside = 0;                  // deployments of its chain left out for their region
     policy::RetryBudget* client_budget = nullptr;  // the client's retry budget (null: none)
+    AttemptShape shape;  // what its attempts look like to their limits
 };
 
 // How one attempt ended, as far as the executor acts on it.
@@ -52,6 +54,11 @@ struct AttemptReport {
     // about the deployment's health.
     bool cut_by_deadline = false;
     std::optional<std::chrono::milliseconds> time_to_first_byte;
+    // A stream's: its head to its first content event, and the longest wait between content
+    // events (with the first byte, what its deployment's latency model learns).
+    bool streamed = false;
+    std::optional<std::chrono::milliseconds> first_token_after_head;
+    std::optional<std::chrono::milliseconds> longest_gap;
     std::int64_t input_tokens = 0;    // for the headroom settlement
     std::int64_t output_tokens = -1;  // -1: unknown
 };
@@ -67,10 +74,13 @@ class Ports {
     // Nobody is left to answer: the request stops.
     virtual bool ClientGone() const { return false; }
 
-    // Sends one attempt to `target` as a member of `stage` and reads how it ended. Admission and
-    // headroom are already taken; the rate-limit headers of the answer are the port's to note.
+    // Sends one attempt to `target` as a member of `stage`, within `limits`, and reads how it
+    // ended. Admission and headroom are already taken; the rate-limit headers of the answer are
+    // the port's to note. `panic`: the target is benched and tried anyway.
     virtual boost::asio::awaitable<AttemptReport> Attempt(const Target& target,
-                                                          const routing::PlannedGroup& stage) = 0;
+                                                          const routing::PlannedGroup& stage,
+                                                          const AttemptLimits& limits,
+                                                          bool panic) = 0;
     // Lets `wait` pass (less when the client leaves).
     virtual boost::asio::awaitable<void> Sleep(std::chrono::milliseconds wait,
                                                Action::WaitFor wait_for) = 0;

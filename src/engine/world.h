@@ -3,6 +3,7 @@
 #include <functional>
 #include <vector>
 
+#include "engine/attempt_limits.h"
 #include "engine/attempt_state.h"
 #include "routing/deployment_health.h"
 #include "routing/fallback_plan.h"
@@ -23,7 +24,8 @@ std::vector<Stage> PlanStages(const std::vector<routing::PlannedGroup>& groups,
 
 // What the shared deployment health says about every deployment of `state`'s chain at `now`,
 // written into `out` (indexed by config::Deployment::index): the World's health before a decision.
+// `shape` says what the request's attempts look like, for what its latency leads to expect.
 void ReadTargetHealth(const AttemptState& state, routing::DeploymentHealth& health, TimePoint now,
-                      std::vector<TargetHealth>& out);
+                      const AttemptShape& shape, std::vector<TargetHealth>& out);
 
 }  // namespace switchyard::engine

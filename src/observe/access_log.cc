@@ -109,6 +109,7 @@ void AccessLog::FormatTo(std::string& out, const RequestRecord& r) {
     }
     if (r.client_retry_count > 0) number(",\"client_retry_count\":", r.client_retry_count);
     if (r.client_repeat) text(",\"client_repeat\":true");
+    if (r.panic) text(",\"panic\":true");
     if (!r.error.empty()) string(",\"error\":", r.error);
     text("}\n");
 }

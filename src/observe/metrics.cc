@@ -218,6 +218,11 @@ void Metrics::CountSpendCapDisable(std::string_view deployment) {
                fmt::format("deployment=\"{}\"", EscapeLabel(deployment)));
 }
 
+void Metrics::CountPanicAttempt(std::string_view deployment) {
+    CountEvent("switchyard_panic_attempts_total",
+               fmt::format("deployment=\"{}\"", EscapeLabel(deployment)));
+}
+
 void Metrics::CountStateFallback(std::string_view operation) {
     CountEvent("switchyard_state_fallbacks_total",
                fmt::format("operation=\"{}\"", EscapeLabel(operation)));
@@ -335,6 +340,9 @@ void Metrics::RenderEvents(std::string& out) const {
              "them: passed or failed."},
             {"switchyard_spend_cap_disables_total",
              "Times a provider's spend cap disabled a deployment until the end of the month."},
+            {"switchyard_panic_attempts_total",
+             "Attempts sent to a benched deployment because every target that could serve the "
+             "request was benched and this one still answers some of its calls."},
             {"switchyard_state_fallbacks_total",
              "Shared-state operations decided from this replica's own state because Redis did "
              "not answer in time, by operation."},

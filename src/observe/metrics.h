@@ -55,6 +55,8 @@ class Metrics final {
     void CountValidation(std::string_view deployment, std::string_view result);
     // A spend cap that disabled `deployment` until the end of the month.
     void CountSpendCapDisable(std::string_view deployment);
+    // An attempt sent to a benched `deployment` because nothing else could serve.
+    void CountPanicAttempt(std::string_view deployment);
     // Shared state (Redis): an operation decided locally because Redis did not answer in time,
     // and whether Redis is reachable (rendered once set).
     void CountStateFallback(std::string_view operation);

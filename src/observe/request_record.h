@@ -35,6 +35,9 @@ struct RequestRecord {
     int client_retry_count = 0;  // x-stainless-retry-count: the client SDK retrying on top
     // A repeat of a request Switchyard just gave up on, without a retry header: served as a retry.
     bool client_repeat = false;
+    // The serving (or last) attempt went to a benched deployment, tried because nothing else
+    // could serve (docs/resilience.md#a-bench-is-a-preference).
+    bool panic = false;
 };
 
 }  // namespace switchyard::observe

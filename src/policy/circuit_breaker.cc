@@ -128,6 +128,7 @@ void Cooldown::TakeStateFrom(const Cooldown& old) {
     window_start_ = old.window_start_;
     failures_ = old.failures_;
     successes_ = old.successes_;
+    consecutive_ = old.consecutive_;
     cooling_until_ = old.cooling_until_;
 }
 
@@ -153,12 +154,15 @@ void Cooldown::Roll(TimePoint now) {
 void Cooldown::OnFailure(TimePoint now) {
     Roll(now);
     ++failures_;
+    ++consecutive_;
     const double rate =
         static_cast<double>(failures_) / static_cast<double>(failures_ + successes_);
-    if (failures_ > options_.allowed_fails && rate >= options_.allowed_failure_rate) {
+    if ((failures_ > options_.allowed_fails && rate >= options_.allowed_failure_rate) ||
+        consecutive_ >= options_.consecutive_failures) {
         cooling_until_ = std::max(cooling_until_, now + options_.cooldown);
         failures_ = 0;
         successes_ = 0;
+        consecutive_ = 0;
         window_start_ = now;
     }
 }
@@ -166,6 +170,7 @@ void Cooldown::OnFailure(TimePoint now) {
 void Cooldown::OnSuccess(TimePoint now) {
     Roll(now);
     ++successes_;
+    consecutive_ = 0;
 }
 
 void Cooldown::CoolingElsewhere(TimePoint until) {
@@ -174,6 +179,7 @@ void Cooldown::CoolingElsewhere(TimePoint until) {
 
 void Cooldown::Reset() {
     failures_ = 0;
+    consecutive_ = 0;
     successes_ = 0;
     cooling_until_ = {};
 }

@@ -70,7 +70,9 @@ class CircuitBreaker final {
 std::string_view Name(CircuitBreaker::State state);
 
 // LiteLLM-style cooldown: more than `allowed_fails` failures within `window` bench the deployment
-// for `cooldown`. A new cooldown extends a running one, never shortens it. Pure, not thread-safe.
+// for `cooldown` — and so do `consecutive_failures` in a row (Envoy's consecutive-failure
+// ejection), however many older successes the window holds. A new cooldown extends a running one,
+// never shortens it. Pure, not thread-safe.
 class Cooldown final {
   public:
     using TimePoint = std::chrono::steady_clock::time_point;
@@ -81,6 +83,7 @@ class Cooldown final {
         // Besides more than `allowed_fails` failures, at least this fraction of the window's
         // attempts must have failed: a busy deployment's background error rate never benches it.
         double allowed_failure_rate = 0.2;
+        int consecutive_failures = 4;
     };
 
     explicit Cooldown(Options options) : options_(options) {}
@@ -100,6 +103,7 @@ class Cooldown final {
     TimePoint window_start_{};
     int failures_ = 0;
     int successes_ = 0;
+    int consecutive_ = 0;  // failures since the last success
     TimePoint cooling_until_{};
     // Starts a new window at `now` when the current one has passed.
     void Roll(TimePoint now);

@@ -12,6 +12,13 @@ using policy::ErrorClass;
 
 enum class Effect { kSuccess, kFailure, kNeutral };
 
+// The weight of the newest call in a deployment's success share, and the share under which a
+// benched deployment counts as down (every call failing: skipped fast, even in a panic). A
+// deployment that answers one call in two hovers around 0.5; ten failures in a row from
+// anywhere take it under 0.1.
+constexpr double kShareWeight = 0.2;
+constexpr double kMinPanicShare = 0.1;
+
 Effect EffectOf(ErrorClass error) {
     switch (error) {
         case ErrorClass::kNone:
@@ -45,7 +52,8 @@ Effect EffectOf(ErrorClass error) {
 HealthOptions HealthOptionsOf(const config::Config& config) {
     const config::HealthConfig& h = config.health;
     HealthOptions options;
-    options.cooldown = {h.allowed_fails, h.window, h.cooldown, h.allowed_failure_rate};
+    options.cooldown = {h.allowed_fails, h.window, h.cooldown, h.allowed_failure_rate,
+                        h.consecutive_fails > 0 ? h.consecutive_fails : h.allowed_fails + 1};
     options.breaker = {h.breaker_consecutive_failures,
                        h.breaker_failure_rate,
                        h.breaker_minimum_calls,
@@ -55,12 +63,15 @@ HealthOptions HealthOptionsOf(const config::Config& config) {
                        h.breaker_success_threshold};
     options.budget_max_tokens = config.retry.budget_max_tokens;
     options.budget_token_ratio = config.retry.budget_token_ratio;
+    options.latency = {config.timeouts.latency_window, config.timeouts.adaptive_min_samples, 0.99};
+    options.panic = h.panic;
     return options;
 }
 
 DeploymentHealth::Entry::Entry(const HealthOptions& options)
     : cooldown(options.cooldown),
       breaker(options.breaker),
+      latency(options.latency),
       budget(std::make_unique<policy::RetryBudget>(options.budget_max_tokens,
                                                    options.budget_token_ratio)) {}
 
@@ -92,10 +103,20 @@ DeploymentState DeploymentHealth::StateOf(const Entry& e, TimePoint now) {
     return DeploymentState::kHealthy;
 }
 
+double DeploymentHealth::PanicShare(const Entry& e, DeploymentState state, TimePoint now) const {
+    if (!options_.panic) return 0;
+    if (state != DeploymentState::kCooling && state != DeploymentState::kOpen) return 0;
+    if (e.rate_limited_until > now) return 0;
+    // Some call of the recent window succeeded, and not only long ago.
+    if (e.last_success == TimePoint{} || now - e.last_success > options_.cooldown.window) return 0;
+    return e.success_share >= kMinPanicShare ? e.success_share : 0;
+}
+
 Availability DeploymentHealth::AvailabilityAt(std::size_t index, TimePoint now) const {
     const Entry& e = *entries_[index];
     std::lock_guard lock(e.mutex);
-    return {StateOf(e, now), BlockedUntil(e, now)};
+    const DeploymentState state = StateOf(e, now);
+    return {state, BlockedUntil(e, now), PanicShare(e, state, now)};
 }
 
 bool DeploymentHealth::Available(std::size_t index, TimePoint now) const {
@@ -110,9 +131,14 @@ DeploymentHealth::TimePoint DeploymentHealth::AvailableAt(std::size_t index, Tim
     return BlockedUntil(e, now);
 }
 
-AttemptAdmission DeploymentHealth::AdmitAttempt(std::size_t index, TimePoint now) {
+AttemptAdmission DeploymentHealth::AdmitAttempt(std::size_t index, TimePoint now,
+                                                Admission how) {
     Entry& e = *entries_[index];
     std::lock_guard lock(e.mutex);
+    if (how == Admission::kPanic && PanicShare(e, StateOf(e, now), now) > 0) {
+        // Past the bench; the breaker's probes are left to ordinary attempts.
+        return AttemptAdmission::kAdmitted;
+    }
     if (std::max({e.rate_limited_until, e.disabled_until, e.cooldown.CoolingUntil()}) > now) {
         return AttemptAdmission::kRefused;
     }
@@ -149,6 +175,8 @@ bool DeploymentHealth::Record(Entry& e, TimePoint now, WallTime wall_now, ErrorC
         case Effect::kSuccess:
             e.breaker.OnSuccess(now);
             e.cooldown.OnSuccess(now);
+            e.success_share = kShareWeight + (1 - kShareWeight) * e.success_share;
+            e.last_success = now;
             if (time_to_first_byte) {
                 const double sample = static_cast<double>(time_to_first_byte->count());
                 e.ewma_ttft_ms = e.ewma_ttft_ms < 0
@@ -160,6 +188,7 @@ bool DeploymentHealth::Record(Entry& e, TimePoint now, WallTime wall_now, ErrorC
         case Effect::kFailure:
             e.breaker.OnFailure(now);
             e.cooldown.OnFailure(now);
+            e.success_share *= 1 - kShareWeight;
             break;
         case Effect::kNeutral:
             e.breaker.OnNeutral(now);
@@ -297,6 +326,9 @@ void DeploymentHealth::CarryOver(const DeploymentHealth& old, std::size_t from, 
     target.cooldown.TakeStateFrom(source.cooldown);
     target.breaker.TakeStateFrom(source.breaker);
     target.ewma_ttft_ms = source.ewma_ttft_ms;
+    target.latency = source.latency;
+    target.success_share = source.success_share;
+    target.last_success = source.last_success;
     target.last_error_class = source.last_error_class;
     target.last_error_at = source.last_error_at;
     target.headroom = source.headroom;
@@ -333,6 +365,19 @@ double DeploymentHealth::EwmaTtftMs(std::size_t index) const {
     return e.ewma_ttft_ms;
 }
 
+void DeploymentHealth::RecordLatency(std::size_t index, TimePoint now,
+                                     const policy::LatencySample& sample) {
+    Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    e.latency.Record(now, sample);
+}
+
+policy::LatencyQuantiles DeploymentHealth::Latency(std::size_t index, TimePoint now) const {
+    const Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    return e.latency.Quantiles(now);
+}
+
 DeploymentSnapshot DeploymentHealth::Snapshot(std::size_t index, TimePoint now) const {
     const Entry& e = *entries_[index];
     std::lock_guard lock(e.mutex);
@@ -350,6 +395,9 @@ DeploymentSnapshot DeploymentHealth::Snapshot(std::size_t index, TimePoint now) 
     s.state = StateOf(e, now);
     s.in_flight = e.in_flight.load(std::memory_order_relaxed);
     s.ewma_ttft_ms = e.ewma_ttft_ms;
+    s.latency_p50 = e.latency.QuantilesAt(now, 0.5, 1);
+    s.latency_p99 = e.latency.QuantilesAt(now, 0.99, 1);
+    s.success_share = e.success_share;
     s.last_error_class = e.last_error_class;
     s.last_error_at = e.last_error_at;
     s.retry_budget_tokens = e.budget->Tokens();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "policy/circuit_breaker.h"
+#include "policy/latency_model.h"
 #include "policy/outcome.h"
 #include "policy/rate_limit_headers.h"
 #include "policy/retry_budget.h"
@@ -28,6 +29,10 @@ struct HealthOptions {
     double budget_max_tokens = 100;
     double budget_token_ratio = 0.1;
     double latency_alpha = 0.3;  // EWMA weight of the newest time to first byte
+    policy::LatencyModel::Options latency;
+    // A benched deployment that still answers some of its calls may be tried when nothing else
+    // can serve (docs/resilience.md#a-bench-is-a-preference).
+    bool panic = true;
 };
 
 // The health options a config sets (its `health` and the retry budget of `retry`).
@@ -44,6 +49,10 @@ std::string_view Name(DeploymentState state);
 struct Availability {
     DeploymentState state = DeploymentState::kHealthy;
     std::chrono::steady_clock::time_point until{};  // may be tried again; <= now: available
+    // Benched (cooling or open) yet answering some of its calls: the share of its recent calls
+    // that succeeded, in (0, 1]; 0 when it may not be tried in a panic (healthy, disabled, rate
+    // limited, or every recent call failed).
+    double panic = 0;
 };
 
 // A change of a deployment's health that every replica of a fleet should know at once
@@ -65,6 +74,10 @@ std::optional<HealthChange::Kind> HealthChangeKind(std::string_view name);
 // breaker.
 enum class AttemptAdmission { kRefused, kAdmitted, kProbe };
 
+// How an attempt asks to be admitted: as usual, or in a panic (every target that could serve is
+// benched), past a cooldown or an open breaker but never past a disable or a rate limit.
+enum class Admission { kNormal, kPanic };
+
 // One deployment's health as /status and the strategies see it.
 struct DeploymentSnapshot {
     using TimePoint = std::chrono::steady_clock::time_point;
@@ -78,6 +91,8 @@ struct DeploymentSnapshot {
     std::optional<TimePoint> breaker_open_until;
     int in_flight = 0;
     double ewma_ttft_ms = -1;  // -1: no measurement yet
+    policy::LatencyQuantiles latency_p50, latency_p99;
+    double success_share = 0;  // recent calls that succeeded (an exponential average)
     std::string last_error_class;
     std::optional<std::chrono::system_clock::time_point> last_error_at;
     double retry_budget_tokens = 0;
@@ -119,7 +134,8 @@ class DeploymentHealth final {
         return AdmitAttempt(index, now) != AttemptAdmission::kRefused;
     }
     // The same, saying whether the attempt took a probe slot.
-    AttemptAdmission AdmitAttempt(std::size_t index, TimePoint now);
+    AttemptAdmission AdmitAttempt(std::size_t index, TimePoint now,
+                                  Admission how = Admission::kNormal);
 
     // Records the outcome of an admitted attempt. Rate limits mark the deployment until
     // retry-after (not sick); server errors, timeouts and connection failures count toward the
@@ -153,6 +169,11 @@ class DeploymentHealth final {
     int InFlight(std::size_t index) const;
     double EwmaTtftMs(std::size_t index) const;  // -1 before the first measurement
 
+    // The latency of a successful attempt, for the deployment's latency model.
+    void RecordLatency(std::size_t index, TimePoint now, const policy::LatencySample& sample);
+    // Its high percentiles (the options' quantile), where its history is long enough.
+    policy::LatencyQuantiles Latency(std::size_t index, TimePoint now) const;
+
     DeploymentSnapshot Snapshot(std::size_t index, TimePoint now) const;
     policy::RetryBudget& Budget(std::size_t index) { return *entries_[index]->budget; }
 
@@ -166,6 +187,9 @@ class DeploymentHealth final {
         policy::Cooldown cooldown;
         policy::CircuitBreaker breaker;
         double ewma_ttft_ms = -1;
+        policy::LatencyModel latency;
+        double success_share = 0;  // exponential average of 1 per success, 0 per failure
+        TimePoint last_success{};
         std::string last_error_class;
         std::optional<WallTime> last_error_at;
         std::optional<policy::RateLimitHeaders> headroom;
@@ -175,6 +199,8 @@ class DeploymentHealth final {
     // Blockers at `now` for a locked entry.
     static TimePoint BlockedUntil(const Entry& e, TimePoint now);
     static DeploymentState StateOf(const Entry& e, TimePoint now);
+    // Availability::panic for a locked entry.
+    double PanicShare(const Entry& e, DeploymentState state, TimePoint now) const;
     // The marks of a locked entry, to tell what a call changed.
     struct Marks {
         TimePoint rate_limited_until, cooling_until, open_until, disabled_until;

@@ -81,11 +81,16 @@ void InvalidOutput(AttemptEnd& end, const config::Deployment& deployment, std::s
 asio::awaitable<void> EndStreamed(RequestContext& ctx, const AttemptSetup& setup,
                                   const config::Deployment& deployment,
                                   upstream::UpstreamCall& call, api::Wire upstream,
-                                  std::chrono::steady_clock::time_point started, AttemptEnd& end) {
+                                  std::chrono::steady_clock::time_point started,
+                                  const engine::AttemptLimits& limits, AttemptEnd& end) {
     const core::Clock& clock = ctx.Context().clock;
-    const config::Timeouts& t = setup.timeouts;
-    StreamOptions options{setup.background, t.first_token, t.chunk, t.pings_are_progress,
-                          setup.stream_upstream};
+    // The first content is due by the end of the attempt's share of the deadline.
+    const milliseconds first_token = std::max(
+        milliseconds(1),
+        std::min(limits.first_token, std::chrono::ceil<milliseconds>(
+                                         started + limits.first_content - clock.Now())));
+    StreamOptions options{setup.background, first_token, limits.chunk,
+                          setup.timeouts.pings_are_progress, setup.stream_upstream};
     options.upstream = upstream;
     options.request = &setup.request.original;
     options.front = setup.request.wire;
@@ -97,8 +102,12 @@ asio::awaitable<void> EndStreamed(RequestContext& ctx, const AttemptSetup& setup
         co_return;
     }
     end.answered = stream.committed;
+    end.streamed = true;
+    end.longest_gap = stream.longest_gap;
     if (stream.first_content) end.time_to_first_token = *stream.first_content - started;
     if (!stream.Failed()) co_return;
+    end.cut_by_deadline = !stream.first_content && limits.deadline_bound &&
+                          stream.transport == policy::Transport::kTimeout;
     // Failed — before the commit point an ordinary failed attempt, after it a failure of the
     // deployment all the same (the client got an error event).
     if (!stream.error_event.empty()) {
@@ -162,7 +171,8 @@ asio::awaitable<void> EndWhole(RequestContext& ctx, const AttemptSetup& setup,
 
 asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& setup,
                                        const config::Deployment& deployment,
-                                       routing::PlannedGroup stage) {
+                                       routing::PlannedGroup stage,
+                                       const engine::AttemptLimits& limits) {
     ServerContext& context = ctx.Context();
     AttemptEnd end;
     end.upstream = providers::WireOf(deployment.provider);  // until the request says more
@@ -198,20 +208,17 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     end.upstream = upstream_request.wire;
     upstream::UpstreamCall call(ctx.worker.pool, context.clock);
     const TrackedBy<upstream::UpstreamCall> tracked(setup.client, call);
-    // The request's deadline bounds everything before the upstream starts answering; an answer
+    // The attempt's limits bound everything before the upstream starts answering; an answer
     // that has started (a long stream) runs to the total timeout.
     const auto now = context.clock.Now();
-    const auto remaining =
-        std::max(milliseconds(1), std::chrono::ceil<milliseconds>(setup.deadline - now));
-    const config::Timeouts& t = setup.timeouts;
-    const upstream::UpstreamCall::Timeouts timeouts{
-        std::min(t.connect, remaining), std::min(t.first_byte, remaining), now + t.total};
+    const upstream::UpstreamCall::Timeouts timeouts{limits.connect, limits.first_byte,
+                                                    now + setup.timeouts.total};
     const bool started = co_await call.Start(deployment, upstream_request, timeouts);
     end.time_to_first_byte = std::chrono::duration_cast<milliseconds>(context.clock.Now() - now);
     if (!started) {
         end.Fail(call.Error(), policy::Classify({call.Transport()}, context.clock.WallNow()));
-        end.cut_by_deadline = call.Transport() == policy::Transport::kTimeout &&
-                              (remaining < t.connect || remaining < t.first_byte);
+        end.cut_by_deadline =
+            call.Transport() == policy::Transport::kTimeout && limits.deadline_bound;
         co_return end;
     }
     const auto& header = call.Header();
@@ -223,7 +230,8 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     const bool success = end.status >= 200 && end.status < 300;
     const std::string_view content_type = header[http::field::content_type];
     if (success && content_type.starts_with("text/event-stream")) {
-        co_await EndStreamed(ctx, setup, deployment, call, upstream_request.wire, now, end);
+        co_await EndStreamed(ctx, setup, deployment, call, upstream_request.wire, now, limits,
+                             end);
         co_return end;
     }
     std::string body;

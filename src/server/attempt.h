@@ -7,6 +7,7 @@
 #include "api/openai_chat.h"
 #include "config/config.h"
 #include "core/error.h"
+#include "engine/attempt_limits.h"
 #include "policy/outcome.h"
 #include "routing/fallback_plan.h"
 #include "server/client_watch.h"
@@ -53,8 +54,11 @@ struct AttemptEnd {
     // A stream's first content event, from the attempt's start (the commit point in the
     // default stream mode).
     std::optional<std::chrono::steady_clock::duration> time_to_first_token;
-    // The timeout that ended it was the request's own deadline, shorter than the deployment's
-    // configured one: a fact about the request, not about the deployment's health.
+    bool streamed = false;  // the upstream answered with a stream
+    std::optional<std::chrono::milliseconds> longest_gap;  // a stream's, between content events
+    // The timeout that ended it was the request's own deadline (the attempt was its last
+    // resort), shorter than the deployment's limits: a fact about the request, not about the
+    // deployment's health.
     bool cut_by_deadline = false;
 
     // Marks the attempt failed, the only way it becomes so; `status` as above.
@@ -66,12 +70,13 @@ struct AttemptEnd {
     policy::Outcome Outcome() const { return failure ? failure->outcome : policy::Outcome{}; }
 };
 
-// One attempt on `deployment` as a member of `stage`: builds the request in the deployment's API,
-// sends it, and either answers the client (a success, relayed or streamed) or reads the failure
-// for the classifier. Rate-limit headers on the answer lower the deployment's headroom. Sets the
-// served-by fields of `ctx` as it goes.
+// One attempt on `deployment` as a member of `stage`, within `limits`: builds the request in the
+// deployment's API, sends it, and either answers the client (a success, relayed or streamed) or
+// reads the failure for the classifier. Rate-limit headers on the answer lower the deployment's
+// headroom. Sets the served-by fields of `ctx` as it goes.
 asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& setup,
                                        const config::Deployment& deployment,
-                                       routing::PlannedGroup stage);
+                                       routing::PlannedGroup stage,
+                                       const engine::AttemptLimits& limits);
 
 }  // namespace switchyard::server

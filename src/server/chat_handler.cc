@@ -264,6 +264,7 @@ asio::awaitable<std::optional<Unanswered>> ServeAdmitted(RequestContext& ctx,
     facts.max_tokens = request.max_tokens;
     facts.fallbacks = options.fallbacks;
     facts.client_budget = &context.client_budgets.For(ClientCredential(ctx.request));
+    facts.shape = {options.timeouts, request.stream || stream_upstream, request.max_tokens};
     auto chain = PlanChain(ctx, request, admitted.requested, options, facts);
     if (auto* refused = std::get_if<core::LocalError>(&chain)) {
         // Written while the answer is kept: an idempotency key's retry gets the same refusal.

@@ -59,7 +59,9 @@ class GatewayPorts final : public engine::Ports {
     bool ClientGone() const override { return walk_.client.Gone(); }
 
     asio::awaitable<engine::AttemptReport> Attempt(const engine::Target& target,
-                                                   const routing::PlannedGroup& stage) override {
+                                                   const routing::PlannedGroup& stage,
+                                                   const engine::AttemptLimits& limits,
+                                                   bool panic) override {
         const config::Deployment& deployment = *target.deployment;
         if (!walk_.notes.empty()) {
             // Sent because an earlier attempt of this request failed.
@@ -68,13 +70,22 @@ class GatewayPorts final : public engine::Ports {
                                               failed.error_class);
         }
         if (ctx_.trace) ctx_.trace->BeginAttempt(deployment, stage, !walk_.notes.empty());
-        end_ = co_await RunAttempt(ctx_, walk_.setup, deployment, stage);
+        ctx_.record.panic = panic;
+        if (panic) ctx_.Context().metrics.CountPanicAttempt(deployment.name);
+        end_ = co_await RunAttempt(ctx_, walk_.setup, deployment, stage, limits);
         if (ctx_.trace) ctx_.trace->EndAttempt(end_, ctx_.upstream_request_id);
         engine::AttemptReport report;
         report.outcome = end_.Outcome();
         report.answered = end_.answered;
         report.cut_by_deadline = end_.cut_by_deadline;
         report.time_to_first_byte = end_.time_to_first_byte;
+        report.streamed = end_.streamed;
+        report.longest_gap = end_.longest_gap;
+        if (end_.streamed && end_.time_to_first_token && end_.time_to_first_byte) {
+            report.first_token_after_head =
+                std::chrono::duration_cast<milliseconds>(*end_.time_to_first_token) -
+                *end_.time_to_first_byte;
+        }
         report.input_tokens = ctx_.record.input_tokens;
         report.output_tokens = ctx_.record.output_tokens;
         co_return report;

@@ -90,6 +90,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
     std::string lines;         // the response head's lines, from the commit point
     bool client_lost = false;  // a detached request's client left: nothing more is written
     char buffer[16 * 1024];
+    std::optional<std::chrono::steady_clock::time_point> last_progress;
     call.SetReadDeadline(clock.Now() + options.first_token);
     while (!call.Done()) {
         const std::size_t n = co_await call.ReadSome(buffer, sizeof buffer);
@@ -103,7 +104,15 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
             lines = OpenStream(ctx, call.Header(), relay.Translating());
         }
         if (read.stop) break;
-        if (read.progress) call.SetReadDeadline(clock.Now() + options.chunk);
+        if (read.progress) {
+            const auto now = clock.Now();
+            if (last_progress) {
+                const auto gap = std::chrono::ceil<std::chrono::milliseconds>(now - *last_progress);
+                result.longest_gap = std::max(result.longest_gap.value_or(gap), gap);
+            }
+            last_progress = now;
+            call.SetReadDeadline(now + options.chunk);
+        }
         // The upstream has ended: this read's events go out with the terminating chunk, below.
         if (relay.Out().empty() || call.Done()) continue;
         if (ctx.capture != nullptr) ctx.capture->StreamBytes(relay.Out());

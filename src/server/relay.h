@@ -38,6 +38,8 @@ struct StreamResult {
     core::LocalError error;                                // its description
     std::string error_event;                               // the data of an upstream error event
     std::optional<std::chrono::steady_clock::time_point> first_content;  // its first content event
+    // The longest wait between two reads that carried content, after the first.
+    std::optional<std::chrono::milliseconds> longest_gap;
     // What is wrong with a whole stream held back (background, assembled) whose text does not
     // match the schema, when that fails the attempt: nothing went downstream.
     std::string invalid_output;

@@ -47,6 +47,7 @@ void ForEachServedHeader(const RequestContext& ctx, Set set) {
         set("x-switchyard-upstream-request-id", ctx.upstream_request_id);
     }
     if (!ctx.validation.empty()) set("x-switchyard-validation", ctx.validation);
+    if (ctx.record.panic) set("x-switchyard-panic", std::string_view("benched-deployment-tried"));
 }
 
 }  // namespace

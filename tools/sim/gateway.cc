@@ -65,8 +65,10 @@ class SimGateway::Ports final : public engine::Ports {
     double Uniform() override { return gateway_.Draw(); }
 
     asio::awaitable<engine::AttemptReport> Attempt(const engine::Target& target,
-                                                   const routing::PlannedGroup&) override {
-        co_return co_await gateway_.Attempt(walk_, *target.deployment);
+                                                   const routing::PlannedGroup&,
+                                                   const engine::AttemptLimits& limits,
+                                                   bool) override {
+        co_return co_await gateway_.Attempt(walk_, *target.deployment, limits);
     }
 
     asio::awaitable<void> Sleep(milliseconds wait, engine::Action::WaitFor) override {
@@ -113,6 +115,7 @@ void SimGateway::Handle(GatewayRequest request, std::function<void(GatewayAnswer
     facts.max_tokens = request.max_tokens;
     facts.fallbacks = options.fallbacks;
     facts.client_budget = request.client_budget;
+    facts.shape = {options.timeouts, request.stream, request.max_tokens};
     std::vector<engine::Stage> chain =
         engine::PlanChain(config_, {request.model}, std::nullopt, options, health_, draw, facts);
     const bool refused = engine::NoDeploymentAllowed(chain, facts);
@@ -185,19 +188,16 @@ asio::awaitable<void> SimGateway::Serve(std::shared_ptr<Walk> walk) {
 }
 
 asio::awaitable<engine::AttemptReport> SimGateway::Attempt(Walk& walk,
-                                                           const config::Deployment& deployment) {
-    const TimePoint started = clock_.Now();
+                                                           const config::Deployment& deployment,
+                                                           const engine::AttemptLimits& limits) {
     ++walk.attempts;
     SimProvider& provider = *providers_[deployment.index];
     Reply reply =
         provider.Call(walk.request.stream, walk.request.input_tokens, walk.request.max_tokens);
-    // The attempt's timeouts, as the gateway arms them: the request's deadline bounds the wait
-    // for the first byte (src/server/attempt.cc).
-    const milliseconds remaining =
-        std::max(milliseconds(1), std::chrono::ceil<milliseconds>(walk.state.deadline - started));
-    const config::Timeouts& t = walk.options.timeouts;
-    const milliseconds first_byte = std::min(t.first_byte, remaining);
-    const milliseconds chunk = std::min(t.chunk, t.first_token);
+    // The attempt's limits, as the gateway arms them (src/server/attempt.cc): a reply's duration
+    // is its time to content, which must come within the attempt's first-content limit.
+    const milliseconds first_byte = limits.first_content;
+    const milliseconds chunk = std::min(limits.chunk, limits.first_token);
     bool timed_out = false;
     milliseconds duration = reply.duration;
     if (reply.stalls && !reply.cut_mid_stream) {
@@ -214,8 +214,12 @@ asio::awaitable<engine::AttemptReport> SimGateway::Attempt(Walk& walk,
     const auto wall = clock_.WallNow();
     provider.Ended();
     engine::AttemptReport report;
-    report.cut_by_deadline = timed_out && remaining < t.first_byte;
-    if (!timed_out) report.time_to_first_byte = duration;
+    report.cut_by_deadline = timed_out && limits.deadline_bound;
+    report.streamed = walk.request.stream;
+    if (!timed_out) {
+        report.time_to_first_byte = duration;
+        if (report.streamed) report.first_token_after_head = milliseconds(0);
+    }
     report.input_tokens = walk.request.input_tokens;
     policy::Outcome& outcome = report.outcome;
     if (timed_out) {

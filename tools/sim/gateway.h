@@ -74,7 +74,8 @@ class SimGateway final {
     boost::asio::awaitable<void> Serve(std::shared_ptr<Walk> walk);
     // One attempt on `deployment`: the provider's reply, after its duration in virtual time.
     boost::asio::awaitable<engine::AttemptReport> Attempt(Walk& walk,
-                                                          const config::Deployment& deployment);
+                                                          const config::Deployment& deployment,
+                                                          const engine::AttemptLimits& limits);
     // Resumes after `delay` of virtual time.
     boost::asio::awaitable<void> After(milliseconds delay);
     // Runs the walks that are ready to go on, at the current virtual time.

@@ -192,6 +192,81 @@ TEST(DecideTest, ASickDeploymentIsSkippedForTheFallback) {
     EXPECT_EQ(r.Of(a).name, "b1");
 }
 
+TEST(DecideTest, AnAttemptLeavesAnUnknownFallbackAnEqualShareOfTheDeadline) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0), b.Add("b", 1, 1)}, b);
+    const Action first = r.Next(event::Start{});
+    ASSERT_EQ(first.kind, Kind::kSend);
+    EXPECT_FALSE(first.last_resort);
+    EXPECT_EQ(first.budget, 22500ms);  // a hang on a1 still leaves b1 half of the 45 s
+    // a1 timed out at its share: b1, the last that could serve, gets the rest.
+    const Action second = r.Attempt(Retry(ErrorClass::kTimeout), 22500ms);
+    ASSERT_EQ(second.kind, Kind::kSend);
+    EXPECT_EQ(r.Of(second).name, "b1");
+    EXPECT_TRUE(second.last_resort);
+    EXPECT_EQ(second.budget, 22500ms);
+}
+
+TEST(DecideTest, AnAttemptLeavesAKnownFallbackWhatItsHistoryNeeds) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 2, 0), b.Add("b", 1, 1)}, b);
+    r.health[2].expected = 2s;  // b1 answers well within 2 s
+    // Deployments a1, a2 and b1: a1 leaves b1 its 2 s; a2 (unknown) a third of the 45 s.
+    const Action first = r.Next(event::Start{});
+    ASSERT_EQ(first.kind, Kind::kSend);
+    EXPECT_EQ(first.budget, 45s - 2s - 15s);
+    // The only target of a chain is its last resort.
+    ChainBuilder lone;
+    Request alone(DefaultPolicy(), {lone.Add("a", 1, 0)}, lone);
+    const Action only = alone.Next(event::Start{});
+    EXPECT_TRUE(only.last_resort);
+    EXPECT_EQ(only.budget, 45s);
+}
+
+TEST(DecideTest, ALoneBenchedDeploymentThatAnswersSomeCallsIsTriedInAPanic) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0)}, b);
+    r.health[0] = {Block::kSick, kT0 + 30s};
+    r.health[0].panic = 0.5;
+    const Action a = r.Next(event::Start{});
+    ASSERT_EQ(a.kind, Kind::kSend);
+    EXPECT_TRUE(a.panic);
+    // It failed again: retried after a backoff, in the panic still.
+    const Action wait = r.Attempt(Retry(ErrorClass::kOverloaded));
+    ASSERT_EQ(wait.kind, Kind::kWait);
+    const Action retry = r.Wait(wait);
+    ASSERT_EQ(retry.kind, Kind::kSend);
+    EXPECT_TRUE(retry.retry);
+    EXPECT_TRUE(retry.panic);
+    // Without retry budget there is no panic attempt.
+    Request broke(DefaultPolicy(), {b.Add("c", 1, 0)}, b);
+    broke.health[1] = {Block::kSick, kT0 + 30s, false, 0.5};
+    EXPECT_EQ(broke.Next(event::Start{}).kind, Kind::kGiveUp);
+}
+
+TEST(DecideTest, APanicPicksTheLeastBadAndNeverOneThatIsDown) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 2, 0), b.Add("b", 1, 1)}, b);
+    r.health[0] = {Block::kSick, kT0 + 30s, true, 0};  // down: every call failed
+    r.health[1] = {Block::kSick, kT0 + 30s, true, 0.2};
+    r.health[2] = {Block::kSick, kT0 + 30s, true, 0.6};
+    const Action a = r.Next(event::Start{});
+    ASSERT_EQ(a.kind, Kind::kSend);
+    EXPECT_EQ(r.Of(a).name, "b1");
+    EXPECT_TRUE(a.panic);
+    // Something that can serve means no panic: the healthy fallback is tried.
+    Request calm(DefaultPolicy(), {b.Add("c", 1, 0), b.Add("d", 1, 1)}, b);
+    calm.health[3] = {Block::kSick, kT0 + 30s, true, 0.6};
+    const Action c = calm.Next(event::Start{});
+    ASSERT_EQ(c.kind, Kind::kSend);
+    EXPECT_EQ(calm.Of(c).name, "d1");
+    EXPECT_FALSE(c.panic);
+    // Every target down: no panic, the honest 503.
+    Request down(DefaultPolicy(), {b.Add("e", 1, 0)}, b);
+    down.health[5] = {Block::kSick, kT0 + 30s, true, 0};
+    EXPECT_EQ(down.Next(event::Start{}).kind, Kind::kGiveUp);
+}
+
 TEST(DecideTest, ARateLimitIsWaitedForWithinTheDeadline) {
     ChainBuilder b;
     Request r(DefaultPolicy(), {b.Add("a", 1, 0)}, b, 10s);

@@ -54,10 +54,13 @@ class ScriptedPorts final : public Ports {
     double Uniform() override { return 0.5; }
     bool ClientGone() const override { return gone_after_ >= 0 && int(sent.size()) >= gone_after_; }
 
-    asio::awaitable<AttemptReport> Attempt(const Target& target,
-                                           const routing::PlannedGroup&) override {
+    asio::awaitable<AttemptReport> Attempt(const Target& target, const routing::PlannedGroup&,
+                                           const AttemptLimits& attempt_limits,
+                                           bool panic) override {
         const std::string& name = target.deployment->name;
         sent.push_back(name);
+        limits.push_back(attempt_limits);
+        panics.push_back(panic);
         std::deque<Reply>& replies = script_[name];
         const Reply reply = replies.empty() ? Reply{} : replies.front();
         if (!replies.empty()) replies.pop_front();
@@ -87,6 +90,8 @@ class ScriptedPorts final : public Ports {
 
     std::vector<std::string> sent;
     std::vector<milliseconds> waits;
+    std::vector<AttemptLimits> limits;  // of each attempt sent
+    std::vector<bool> panics;
     std::vector<std::string> recorded;
     int gone_after_ = -1;  // the client leaves once this many attempts were sent
 

@@ -345,6 +345,7 @@ Cooldown::Options CooldownOptions() {
     o.allowed_fails = 3;
     o.window = seconds(60);
     o.cooldown = seconds(30);
+    o.consecutive_failures = 1'000'000;  // the window's rules alone
     return o;
 }
 
@@ -494,6 +495,33 @@ TEST(CooldownTest, AZeroRateCountsFailuresOnly) {
     for (int i = 0; i < 1000; ++i) cooldown.OnSuccess(At(milliseconds(i)));
     for (int i = 0; i < 4; ++i) cooldown.OnFailure(At(milliseconds(1000 + i)));
     EXPECT_TRUE(cooldown.Cooling(At(milliseconds(1003))));
+}
+
+TEST(CooldownTest, FailuresInARowCoolWhateverSuccessesTheWindowHolds) {
+    Cooldown::Options o = CooldownOptions();
+    o.consecutive_failures = 3;
+    Cooldown cooldown(o);
+    for (int i = 0; i < 30; ++i) cooldown.OnSuccess(At(milliseconds(i)));
+    cooldown.OnFailure(At(milliseconds(100)));
+    cooldown.OnFailure(At(milliseconds(101)));
+    EXPECT_FALSE(cooldown.Cooling(At(milliseconds(101))));  // 2 of 32: under the rate, under 3
+    cooldown.OnFailure(At(milliseconds(102)));
+    EXPECT_TRUE(cooldown.Cooling(At(milliseconds(102))));
+    EXPECT_EQ(cooldown.CoolingUntil(), At(milliseconds(102) + seconds(30)));
+}
+
+TEST(CooldownTest, ASuccessBreaksTheRow) {
+    Cooldown::Options o = CooldownOptions();
+    o.consecutive_failures = 3;
+    Cooldown cooldown(o);
+    // Enough successes that ten failures stay under the window's failure rate.
+    for (int i = 0; i < 95; ++i) cooldown.OnSuccess(At(milliseconds(i)));
+    for (int round = 0; round < 5; ++round) {  // fail, fail, succeed: never three in a row
+        cooldown.OnFailure(At(milliseconds(100 + 3 * round)));
+        cooldown.OnFailure(At(milliseconds(101 + 3 * round)));
+        cooldown.OnSuccess(At(milliseconds(102 + 3 * round)));
+    }
+    EXPECT_FALSE(cooldown.Cooling(At(milliseconds(120))));
 }
 
 }  // namespace circuit_breaker_test

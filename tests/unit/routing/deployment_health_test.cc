@@ -32,6 +32,7 @@ HealthOptions Options() {
     o.cooldown.allowed_fails = 3;
     o.cooldown.window = seconds(60);
     o.cooldown.cooldown = seconds(30);
+    o.cooldown.consecutive_failures = 1'000'000;
     o.breaker.consecutive_failures = 5;
     o.breaker.failure_rate = 0.5;
     o.breaker.minimum_calls = 20;
@@ -539,6 +540,66 @@ TEST(DeploymentHealthTest, SnapshotStatePrecedence) {
     EXPECT_EQ(health.Snapshot(0, kT0 + seconds(10)).state, DeploymentState::kCooling);
     EXPECT_EQ(health.Snapshot(0, kT0 + seconds(30)).state, DeploymentState::kRateLimited);
     EXPECT_EQ(health.Snapshot(0, kT0 + seconds(100)).state, DeploymentState::kHealthy);
+}
+
+TEST(DeploymentHealthTest, ABenchedDeploymentThatAnswersSomeCallsMayBeTriedInAPanic) {
+    DeploymentHealth health(2, CooldownOnly(3));
+    // Deployment 0 answers every other call; 1 fails every call.
+    for (int i = 0; i < 8; ++i) {
+        const TimePoint at = kT0 + milliseconds(i);
+        Report(health, 0, at, i % 2 == 0 ? ErrorClass::kNone : ErrorClass::kOverloaded);
+        Report(health, 1, at, ErrorClass::kOverloaded);
+    }
+    const TimePoint now = kT0 + milliseconds(10);
+    const Availability browning = health.AvailabilityAt(0, now);
+    EXPECT_EQ(browning.state, DeploymentState::kCooling);
+    EXPECT_GT(browning.panic, 0.3);
+    EXPECT_LT(browning.panic, 0.7);
+    EXPECT_EQ(health.AdmitAttempt(0, now), AttemptAdmission::kRefused);
+    EXPECT_EQ(health.AdmitAttempt(0, now, Admission::kPanic), AttemptAdmission::kAdmitted);
+    // Never answered: down, and skipped even in a panic.
+    const Availability down = health.AvailabilityAt(1, now);
+    EXPECT_EQ(down.state, DeploymentState::kCooling);
+    EXPECT_EQ(down.panic, 0);
+    EXPECT_EQ(health.AdmitAttempt(1, now, Admission::kPanic), AttemptAdmission::kRefused);
+    // A healthy deployment needs no panic: its share reads 0.
+    EXPECT_EQ(health.AvailabilityAt(0, now + seconds(31)).panic, 0);
+}
+
+TEST(DeploymentHealthTest, PanicEndsWhenTheLastSuccessIsOlderThanTheWindow) {
+    HealthOptions o = CooldownOnly(0);
+    o.cooldown.cooldown = minutes(5);
+    DeploymentHealth health(1, o);
+    Report(health, 0, kT0, ErrorClass::kNone);
+    Report(health, 0, kT0 + milliseconds(1), ErrorClass::kServerError);
+    EXPECT_GT(health.AvailabilityAt(0, kT0 + seconds(59)).panic, 0);
+    EXPECT_EQ(health.AvailabilityAt(0, kT0 + seconds(61)).panic, 0);  // the window is 60 s
+}
+
+TEST(DeploymentHealthTest, PanicCanBeTurnedOff) {
+    HealthOptions o = CooldownOnly(0);
+    o.panic = false;
+    DeploymentHealth health(1, o);
+    Report(health, 0, kT0, ErrorClass::kNone);
+    Report(health, 0, kT0 + milliseconds(1), ErrorClass::kServerError);
+    EXPECT_EQ(health.AvailabilityAt(0, kT0 + milliseconds(2)).panic, 0);
+    EXPECT_EQ(health.AdmitAttempt(0, kT0 + milliseconds(2), Admission::kPanic),
+              AttemptAdmission::kRefused);
+}
+
+TEST(DeploymentHealthTest, LatencyHistoryGivesPercentilesOnceLongEnough) {
+    HealthOptions o = Options();
+    o.latency.min_samples = 20;
+    DeploymentHealth health(1, o);
+    for (int i = 1; i <= 19; ++i) {
+        health.RecordLatency(0, kT0, {false, milliseconds(100 + i), {}, {}, 50});
+    }
+    EXPECT_FALSE(health.Latency(0, kT0).whole);
+    health.RecordLatency(0, kT0, {false, milliseconds(3000), {}, {}, 50});
+    const auto quantiles = health.Latency(0, kT0);
+    ASSERT_TRUE(quantiles.whole);
+    EXPECT_NEAR(static_cast<double>(quantiles.whole->count()), 3000, 3000 * 0.021);
+    EXPECT_FALSE(quantiles.stream_first_byte);  // no stream yet
 }
 
 TEST(DeploymentHealthTest, InFlightIsPerDeployment) {

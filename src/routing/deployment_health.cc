@@ -12,12 +12,9 @@ using policy::ErrorClass;
 
 enum class Effect { kSuccess, kFailure, kNeutral };
 
-// The weight of the newest call in a deployment's success share, and the share under which a
-// benched deployment counts as down (every call failing: skipped fast, even in a panic). A
-// deployment that answers one call in two hovers around 0.5; ten failures in a row from
-// anywhere take it under 0.1.
-constexpr double kShareWeight = 0.2;
-constexpr double kMinPanicShare = 0.1;
+// Failures in a row after which a deployment counts as down, not browning out: skipped fast,
+// even in a panic. One that fails one call in two has ten in a row once in a thousand calls.
+constexpr int kDownAfterFailures = 10;
 
 Effect EffectOf(ErrorClass error) {
     switch (error) {
@@ -107,9 +104,31 @@ double DeploymentHealth::PanicShare(const Entry& e, DeploymentState state, TimeP
     if (!options_.panic) return 0;
     if (state != DeploymentState::kCooling && state != DeploymentState::kOpen) return 0;
     if (e.rate_limited_until > now) return 0;
-    // Some call of the recent window succeeded, and not only long ago.
-    if (e.last_success == TimePoint{} || now - e.last_success > options_.cooldown.window) return 0;
-    return e.success_share >= kMinPanicShare ? e.success_share : 0;
+    if (e.failures_since_success >= kDownAfterFailures) return 0;
+    return SuccessShare(e, now);  // 0 when no call of the last two windows succeeded
+}
+
+void DeploymentHealth::CountCall(Entry& e, bool success, TimePoint now) const {
+    const auto window = options_.cooldown.window;
+    if (now - e.calls_since >= window) {
+        e.calls_before = now - e.calls_since < 2 * window ? e.calls_now : Entry::Calls{};
+        e.calls_now = {};
+        e.calls_since = now;
+    }
+    ++e.calls_now.calls;
+    if (success) ++e.calls_now.successes;
+    e.failures_since_success = success ? 0 : e.failures_since_success + 1;
+}
+
+double DeploymentHealth::SuccessShare(const Entry& e, TimePoint now) const {
+    const auto window = options_.cooldown.window;
+    const auto age = now - e.calls_since;
+    if (age >= 2 * window) return 0;
+    const Entry::Calls before = age < window ? e.calls_before : Entry::Calls{};
+    const Entry::Calls current = e.calls_now;
+    const int calls = current.calls + before.calls;
+    return calls == 0 ? 0
+                      : static_cast<double>(current.successes + before.successes) / calls;
 }
 
 Availability DeploymentHealth::AvailabilityAt(std::size_t index, TimePoint now) const {
@@ -175,8 +194,7 @@ bool DeploymentHealth::Record(Entry& e, TimePoint now, WallTime wall_now, ErrorC
         case Effect::kSuccess:
             e.breaker.OnSuccess(now);
             e.cooldown.OnSuccess(now);
-            e.success_share = kShareWeight + (1 - kShareWeight) * e.success_share;
-            e.last_success = now;
+            CountCall(e, true, now);
             if (time_to_first_byte) {
                 const double sample = static_cast<double>(time_to_first_byte->count());
                 e.ewma_ttft_ms = e.ewma_ttft_ms < 0
@@ -188,7 +206,7 @@ bool DeploymentHealth::Record(Entry& e, TimePoint now, WallTime wall_now, ErrorC
         case Effect::kFailure:
             e.breaker.OnFailure(now);
             e.cooldown.OnFailure(now);
-            e.success_share *= 1 - kShareWeight;
+            CountCall(e, false, now);
             break;
         case Effect::kNeutral:
             e.breaker.OnNeutral(now);
@@ -327,8 +345,10 @@ void DeploymentHealth::CarryOver(const DeploymentHealth& old, std::size_t from, 
     target.breaker.TakeStateFrom(source.breaker);
     target.ewma_ttft_ms = source.ewma_ttft_ms;
     target.latency = source.latency;
-    target.success_share = source.success_share;
-    target.last_success = source.last_success;
+    target.calls_now = source.calls_now;
+    target.calls_before = source.calls_before;
+    target.calls_since = source.calls_since;
+    target.failures_since_success = source.failures_since_success;
     target.last_error_class = source.last_error_class;
     target.last_error_at = source.last_error_at;
     target.headroom = source.headroom;
@@ -397,7 +417,7 @@ DeploymentSnapshot DeploymentHealth::Snapshot(std::size_t index, TimePoint now) 
     s.ewma_ttft_ms = e.ewma_ttft_ms;
     s.latency_p50 = e.latency.QuantilesAt(now, 0.5, 1);
     s.latency_p99 = e.latency.QuantilesAt(now, 0.99, 1);
-    s.success_share = e.success_share;
+    s.success_share = SuccessShare(e, now);
     s.last_error_class = e.last_error_class;
     s.last_error_at = e.last_error_at;
     s.retry_budget_tokens = e.budget->Tokens();

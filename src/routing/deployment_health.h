@@ -92,7 +92,7 @@ struct DeploymentSnapshot {
     int in_flight = 0;
     double ewma_ttft_ms = -1;  // -1: no measurement yet
     policy::LatencyQuantiles latency_p50, latency_p99;
-    double success_share = 0;  // recent calls that succeeded (an exponential average)
+    double success_share = 0;  // of the calls of the last two health windows, those that succeeded
     std::string last_error_class;
     std::optional<std::chrono::system_clock::time_point> last_error_at;
     double retry_budget_tokens = 0;
@@ -188,8 +188,14 @@ class DeploymentHealth final {
         policy::CircuitBreaker breaker;
         double ewma_ttft_ms = -1;
         policy::LatencyModel latency;
-        double success_share = 0;  // exponential average of 1 per success, 0 per failure
-        TimePoint last_success{};
+        // Calls that succeeded, of those that counted, in this window and the one before, and
+        // the failures since the last success.
+        struct Calls {
+            int calls = 0;
+            int successes = 0;
+        } calls_now, calls_before;
+        TimePoint calls_since{};
+        int failures_since_success = 0;
         std::string last_error_class;
         std::optional<WallTime> last_error_at;
         std::optional<policy::RateLimitHeaders> headroom;
@@ -201,6 +207,9 @@ class DeploymentHealth final {
     static DeploymentState StateOf(const Entry& e, TimePoint now);
     // Availability::panic for a locked entry.
     double PanicShare(const Entry& e, DeploymentState state, TimePoint now) const;
+    // Counts a call that succeeded or failed in the entry's success share.
+    void CountCall(Entry& e, bool success, TimePoint now) const;
+    double SuccessShare(const Entry& e, TimePoint now) const;
     // The marks of a locked entry, to tell what a call changed.
     struct Marks {
         TimePoint rate_limited_until, cooling_until, open_until, disabled_until;

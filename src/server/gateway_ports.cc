@@ -78,6 +78,8 @@ class GatewayPorts final : public engine::Ports {
         report.outcome = end_.Outcome();
         report.answered = end_.answered;
         report.cut_by_deadline = end_.cut_by_deadline;
+        report.timed_out = end_.failure && end_.status == 0 &&
+                           end_.failure->outcome.error_class == policy::ErrorClass::kTimeout;
         report.time_to_first_byte = end_.time_to_first_byte;
         report.streamed = end_.streamed;
         report.longest_gap = end_.longest_gap;

@@ -215,6 +215,7 @@ asio::awaitable<engine::AttemptReport> SimGateway::Attempt(Walk& walk,
     provider.Ended();
     engine::AttemptReport report;
     report.cut_by_deadline = timed_out && limits.deadline_bound;
+    report.timed_out = timed_out;
     report.streamed = walk.request.stream;
     if (!timed_out) {
         report.time_to_first_byte = duration;

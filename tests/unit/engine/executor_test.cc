@@ -195,6 +195,26 @@ TEST_F(ExecutorTest, AnAttemptCutByTheRequestsDeadlineSaysNothingAboutTheDeploym
     EXPECT_EQ(health_->InFlight(0), 0);
 }
 
+TEST_F(ExecutorTest, WhenEverythingIsBenchedTheLeastBadIsTriedAndRetriedInAPanic) {
+    // `first` answered one call of six, `second` one of eleven; both benched, their breakers open.
+    const auto now = clock_.Now();
+    const auto wall = clock_.WallNow();
+    for (std::size_t d = 0; d < 2; ++d) {
+        health_->OnOutcome(d, now, wall, policy::ErrorClass::kNone, std::nullopt, 10ms);
+        for (std::size_t i = 0; i < (d == 0 ? 5u : 9u); ++i) {
+            health_->OnOutcome(d, now, wall, policy::ErrorClass::kOverloaded, std::nullopt,
+                               std::nullopt);
+        }
+    }
+    ASSERT_EQ(health_->Snapshot(0, now).breaker, policy::CircuitBreaker::State::kOpen);
+    ASSERT_FALSE(Available(1));
+    ScriptedPorts ports(clock_, {{"first", {{.status = 529}, {.status = 529}, {.status = 200}}}});
+    const Executed executed = Run(ports);
+    EXPECT_EQ(executed.last.kind, Action::Kind::kDone);
+    EXPECT_EQ(ports.sent, (std::vector<std::string>{"first", "first", "first"}));
+    EXPECT_EQ(ports.panics, (std::vector<bool>{true, true, true}));
+}
+
 TEST_F(ExecutorTest, AClientThatLeftStopsTheWalkWithNothingRecorded) {
     ScriptedPorts ports(clock_, {{"first", {{.status = 500}}}});
     ports.gone_after_ = 1;

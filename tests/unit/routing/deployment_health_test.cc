@@ -566,14 +566,28 @@ TEST(DeploymentHealthTest, ABenchedDeploymentThatAnswersSomeCallsMayBeTriedInAPa
     EXPECT_EQ(health.AvailabilityAt(0, now + seconds(31)).panic, 0);
 }
 
-TEST(DeploymentHealthTest, PanicEndsWhenTheLastSuccessIsOlderThanTheWindow) {
+TEST(DeploymentHealthTest, PanicEndsWhenNoCallOfTwoWindowsSucceeded) {
     HealthOptions o = CooldownOnly(0);
     o.cooldown.cooldown = minutes(5);
     DeploymentHealth health(1, o);
     Report(health, 0, kT0, ErrorClass::kNone);
     Report(health, 0, kT0 + milliseconds(1), ErrorClass::kServerError);
-    EXPECT_GT(health.AvailabilityAt(0, kT0 + seconds(59)).panic, 0);
-    EXPECT_EQ(health.AvailabilityAt(0, kT0 + seconds(61)).panic, 0);  // the window is 60 s
+    EXPECT_DOUBLE_EQ(health.AvailabilityAt(0, kT0 + seconds(59)).panic, 0.5);
+    EXPECT_DOUBLE_EQ(health.AvailabilityAt(0, kT0 + seconds(119)).panic, 0.5);
+    EXPECT_EQ(health.AvailabilityAt(0, kT0 + seconds(121)).panic, 0);  // the window is 60 s
+}
+
+TEST(DeploymentHealthTest, TenFailuresInARowMeanDownEvenInAPanic) {
+    HealthOptions o = CooldownOnly(0);
+    o.cooldown.cooldown = minutes(5);
+    DeploymentHealth health(1, o);
+    for (int i = 0; i < 30; ++i) Report(health, 0, kT0 + milliseconds(i), ErrorClass::kNone);
+    for (int i = 0; i < 9; ++i) {
+        Report(health, 0, kT0 + milliseconds(100 + i), ErrorClass::kConnection);
+    }
+    EXPECT_GT(health.AvailabilityAt(0, kT0 + seconds(1)).panic, 0.7);
+    Report(health, 0, kT0 + milliseconds(200), ErrorClass::kConnection);
+    EXPECT_EQ(health.AvailabilityAt(0, kT0 + seconds(1)).panic, 0);
 }
 
 TEST(DeploymentHealthTest, PanicCanBeTurnedOff) {

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Reproduces the simulator's evidence in docs/evidence/: runs each scenario with switchyard-sim
 # (release build), writes its table (.txt), its figures (.csv) and its plot (.svg, gnuplot).
-# usage: scripts/evidence.sh [backoff|amplification|outage|throttling|defaults]...
-#        (default: all five; `defaults` is the sweep behind health.allowed_failure_rate)
+# usage: scripts/evidence.sh [backoff|amplification|outage|throttling|defaults|slow]...
+#        (default: all six; `defaults` is the sweep behind health.allowed_failure_rate)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -94,11 +94,39 @@ defaults() {
     rm -f "$csv"
 }
 
+# Providers that fail slowly: the hang and the tail of the scenario's sweep, then every provider
+# 2.5 s slower for the same ten minutes (a provider-wide slowdown); the table and plot compare
+# availability, p50/p99 and upstream calls per request across the variants.
+slow() {
+    run slow
+    local slowdown
+    slowdown=$(mktemp)
+    echo "== slowdown: every provider 2.5 s slower from 5:00 to 15:00"
+    "$SIM" "$DIR/scenarios/slow.yaml" --csv "$slowdown" \
+        --set 'sweep={path: providers.claude-a.faults.0.fault, values: ["delay_headers_ms=2500"], labels: [slowdown]}' \
+        --set 'providers.gpt-a.faults=[{from_s: 300, to_s: 900, fault: "delay_headers_ms=2500"}]' |
+        tee -a "$DIR/slow.txt"
+    tail -n +2 "$slowdown" >> "$DIR/slow.csv"
+    rm -f "$slowdown"
+    {
+        echo "# variant hang_ok tail_ok slowdown_ok hang_calls tail_calls slowdown_calls"
+        join <(pivot "$DIR/slow.csv" hang availability_pct upstream_per_request |
+                   awk '{ print NR, $0 }') \
+             <(join <(pivot "$DIR/slow.csv" tail availability_pct upstream_per_request |
+                          awk '{ print NR, $0 }') \
+                    <(pivot "$DIR/slow.csv" slowdown availability_pct upstream_per_request |
+                          awk '{ print NR, $0 }')) |
+            awk '{ print $2, $3, $6, $9, $4, $7, $10 }'
+    } > "$DIR/slow.dat"
+    gnuplot "$DIR/plots/slow.gp"
+}
+
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(backoff amplification outage throttling defaults)
+[ ${#targets[@]} -eq 0 ] && targets=(backoff amplification outage throttling defaults slow)
 for target in "${targets[@]}"; do
     case "$target" in
-        backoff | amplification | outage | throttling | defaults) "$target" ;;
-        *) echo "usage: $0 [backoff|amplification|outage|throttling|defaults]..." >&2; exit 2 ;;
+        backoff | amplification | outage | throttling | defaults | slow) "$target" ;;
+        *) echo "usage: $0 [backoff|amplification|outage|throttling|defaults|slow]..." >&2
+           exit 2 ;;
     esac
 done

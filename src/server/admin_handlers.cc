@@ -120,6 +120,26 @@ std::optional<core::LocalError> CheckMasterKey(const RequestContext& ctx) {
 
 namespace {
 
+// A deployment's latency model: p50 and p99 of each measure, null where nothing was measured
+// (docs/resilience.md#latency-model).
+boost::json::object Latency(const routing::DeploymentSnapshot& s) {
+    const auto ms = [](std::optional<std::chrono::milliseconds> v) {
+        return v ? boost::json::value(v->count()) : boost::json::value(nullptr);
+    };
+    const auto measure = [&](std::optional<std::chrono::milliseconds> p50,
+                             std::optional<std::chrono::milliseconds> p99) {
+        return boost::json::object{{"p50", ms(p50)}, {"p99", ms(p99)}};
+    };
+    const policy::LatencyQuantiles& a = s.latency_p50;
+    const policy::LatencyQuantiles& b = s.latency_p99;
+    return boost::json::object{
+        {"stream_first_byte", measure(a.stream_first_byte, b.stream_first_byte)},
+        {"first_token", measure(a.first_token, b.first_token)},
+        {"chunk_gap", measure(a.gap, b.gap)},
+        {"whole_answer", measure(a.whole, b.whole)},
+        {"samples", boost::json::object{{"stream", b.stream_samples}, {"whole", b.whole_samples}}}};
+}
+
 boost::json::value TimeOrNull(const std::optional<std::chrono::steady_clock::time_point>& at,
                               std::chrono::steady_clock::time_point now,
                               std::chrono::system_clock::time_point wall_now) {
@@ -191,6 +211,8 @@ asio::awaitable<void> ServeStatus(RequestContext& ctx) {
                 {"last_error_class", s.last_error_class}};
             o["ewma_ttft_ms"] = s.ewma_ttft_ms < 0 ? boost::json::value(nullptr)
                                                    : boost::json::value(s.ewma_ttft_ms);
+            o["latency_ms"] = Latency(s);
+            o["success_share"] = s.success_share;
             o["headroom"] = Headroom(s.headroom);
             o["buckets"] = Buckets(ctx.Headroom().Snapshot(d.index, now));
             o["last_error_at"] =

@@ -1,0 +1,23 @@
+# docs/evidence/slow.svg from slow.dat (scripts/evidence.sh slow)
+set terminal svg size 960,420 font "DejaVu Sans,11" background "white"
+set output "docs/evidence/slow.svg"
+set multiplot layout 1,2 title "A primary that hangs, a 10 % tail of 4 s, every provider 2.5 s slower (10 of 20 min, 5 requests/s)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set grid ytics
+set xtics rotate by -30 scale 0
+set key bottom right
+set ylabel "requests answered (%)"
+set yrange [0:105]
+plot "docs/evidence/slow.dat" using 2:xtic(1) title "hang", \
+     "" using 3 title "tail", \
+     "" using 4 title "slowdown"
+set key top right
+set ylabel "upstream calls per client request"
+set yrange [0:*]
+plot "docs/evidence/slow.dat" using 5:xtic(1) title "hang", \
+     "" using 6 title "tail", \
+     "" using 7 title "slowdown"
+unset multiplot

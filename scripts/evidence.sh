@@ -95,16 +95,16 @@ defaults() {
 }
 
 # Providers that fail slowly: the hang and the tail of the scenario's sweep, then every provider
-# 2.5 s slower for the same ten minutes (a provider-wide slowdown); the table and plot compare
+# 15 s slower for the same ten minutes (a provider-wide slowdown); the table and plot compare
 # availability, p50/p99 and upstream calls per request across the variants.
 slow() {
     run slow
     local slowdown
     slowdown=$(mktemp)
-    echo "== slowdown: every provider 2.5 s slower from 5:00 to 15:00"
+    echo "== slowdown: every provider 15 s slower from 5:00 to 15:00"
     "$SIM" "$DIR/scenarios/slow.yaml" --csv "$slowdown" \
-        --set 'sweep={path: providers.claude-a.faults.0.fault, values: ["delay_headers_ms=2500"], labels: [slowdown]}' \
-        --set 'providers.gpt-a.faults=[{from_s: 300, to_s: 900, fault: "delay_headers_ms=2500"}]' |
+        --set 'sweep={path: providers.claude-a.faults.0.fault, values: ["delay_headers_ms=15000"], labels: [slowdown]}' \
+        --set 'providers.gpt-a.faults=[{from_s: 300, to_s: 900, fault: "delay_headers_ms=15000"}]' |
         tee -a "$DIR/slow.txt"
     tail -n +2 "$slowdown" >> "$DIR/slow.csv"
     rm -f "$slowdown"

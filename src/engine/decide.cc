@@ -97,8 +97,9 @@ Action Send(AttemptState& s, const World& world, std::size_t index, bool retry) 
 }
 
 // Whether every target of the rest of the chain that is not ruled out for this request is
-// benched; then the least-bad of them that still answers some calls (and whose retry budget
-// allows) is tried anyway (docs/resilience.md#a-bench-is-a-preference).
+// benched; then the least-bad of them that still answers some calls is tried anyway
+// (docs/resilience.md#a-bench-is-a-preference) — once per request whatever the retry budget
+// says (one try, as a client alone would make), more often only while it allows retries.
 std::optional<std::size_t> PanicTarget(const AttemptState& s, const World& world) {
     if (s.stage >= s.stages.size()) return std::nullopt;
     std::optional<std::size_t> best;
@@ -108,7 +109,7 @@ std::optional<std::size_t> PanicTarget(const AttemptState& s, const World& world
         if (t.excluded) continue;
         const TargetHealth& h = Health(world, t);
         if (h.block != Block::kSick) return std::nullopt;  // something else can serve or wait
-        if (h.panic > best_share && h.retry_budget) {
+        if (h.panic > best_share && (h.retry_budget || t.attempts == 0)) {
             best = i;
             best_share = h.panic;
         }

@@ -238,10 +238,13 @@ TEST(DecideTest, ALoneBenchedDeploymentThatAnswersSomeCallsIsTriedInAPanic) {
     ASSERT_EQ(retry.kind, Kind::kSend);
     EXPECT_TRUE(retry.retry);
     EXPECT_TRUE(retry.panic);
-    // Without retry budget there is no panic attempt.
+    // Without retry budget the panic makes one attempt, as a client alone would, and no retry.
     Request broke(DefaultPolicy(), {b.Add("c", 1, 0)}, b);
     broke.health[1] = {Block::kSick, kT0 + 30s, false, 0.5};
-    EXPECT_EQ(broke.Next(event::Start{}).kind, Kind::kGiveUp);
+    const Action once = broke.Next(event::Start{});
+    ASSERT_EQ(once.kind, Kind::kSend);
+    EXPECT_TRUE(once.panic);
+    EXPECT_EQ(broke.Attempt(Retry(ErrorClass::kOverloaded)).kind, Kind::kGiveUp);
 }
 
 TEST(DecideTest, APanicPicksTheLeastBadAndNeverOneThatIsDown) {

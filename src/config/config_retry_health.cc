@@ -60,10 +60,9 @@ void ReadRetry(Reader& r, const YAML::Node& node, RetryConfig& retry) {
 }
 
 void ReadHealth(Reader& r, const YAML::Node& node, HealthConfig& health) {
-    if (!r.CheckMap(
-            node, "health",
-            {"allowed_fails", "allowed_failure_rate", "consecutive_fails", "panic", "window_ms",
-             "cooldown_ms", "breaker"})) {
+    if (!r.CheckMap(node, "health",
+                    {"allowed_fails", "allowed_failure_rate", "consecutive_fails", "panic",
+                     "window_ms", "cooldown_ms", "breaker"})) {
         return;
     }
     r.Integer(node, "allowed_fails", health.allowed_fails, 0, 1000);

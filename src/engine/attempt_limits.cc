@@ -9,7 +9,8 @@ namespace {
 // `multiplier` times `percentile` (scaled), between the floor and the ceiling.
 milliseconds Adapted(milliseconds percentile, double scale, const config::Timeouts& t,
                      milliseconds ceiling) {
-    const double ms = std::ceil(t.adaptive_multiplier * scale * static_cast<double>(percentile.count()));
+    const double ms =
+        std::ceil(t.adaptive_multiplier * scale * static_cast<double>(percentile.count()));
     const milliseconds limit(static_cast<std::int64_t>(std::min(ms, 1e12)));
     return std::min(ceiling, std::max(limit, t.adaptive_floor));
 }
@@ -41,14 +42,15 @@ AttemptLimits AdaptedLimits(const AttemptShape& shape, const policy::LatencyQuan
         } else if (history.whole) {
             // A longer answer than the history's takes longer: never mistake it for a hang.
             const double usual = std::max(1.0, history.whole_tokens.value_or(1));
-            const double scale =
-                shape.max_tokens > 0 ? std::max(1.0, static_cast<double>(shape.max_tokens) / usual)
+            const double scale = shape.max_tokens > 0
+                                     ? std::max(1.0, static_cast<double>(shape.max_tokens) / usual)
                                      : 1.0;
             limits.first_byte = Adapted(*history.whole, scale, t, t.first_byte);
             limits.adapted = true;
         }
     }
-    limits.first_content = shape.stream ? limits.first_byte + limits.first_token : limits.first_byte;
+    limits.first_content =
+        shape.stream ? limits.first_byte + limits.first_token : limits.first_byte;
     return limits;
 }
 

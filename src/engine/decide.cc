@@ -62,8 +62,7 @@ milliseconds Budget(const AttemptState& s, const World& world, std::size_t index
     milliseconds known{0};
     for (std::size_t st = s.stage; st < s.stages.size() && !last_resort; ++st) {
         const StageState& stage = s.stages[st];
-        for (std::size_t i = stage.first_target; i < stage.first_target + stage.target_count;
-             ++i) {
+        for (std::size_t i = stage.first_target; i < stage.first_target + stage.target_count; ++i) {
             if (i == index || s.targets[i].attempts > 0 || !Free(s, world, i)) continue;
             ++others;
             if (const auto expected = Health(world, s.targets[i]).expected) {

@@ -192,10 +192,10 @@ void Record(const Surroundings& around, const RequestFacts& facts, Ports& ports,
         // A stream that failed after its commit point is a failure of the deployment all the same.
         disabled = admitted.Report(error, end.outcome.retry_after, end.time_to_first_byte);
         if (error == policy::ErrorClass::kNone && end.answered) {
-            around.health.RecordLatency(deployment.index, around.clock.Now(),
-                                        {end.streamed, end.time_to_first_byte,
-                                         end.first_token_after_head, end.longest_gap,
-                                         end.output_tokens});
+            around.health.RecordLatency(
+                deployment.index, around.clock.Now(),
+                {end.streamed, end.time_to_first_byte, end.first_token_after_head, end.longest_gap,
+                 end.output_tokens});
         }
         policy::RetryBudget& deployment_budget = around.health.Budget(deployment.index);
         if (error == policy::ErrorClass::kNone) {
@@ -230,10 +230,9 @@ AttemptLimits LimitsOf(const Surroundings& around, const RequestFacts& facts,
                        const config::Deployment& deployment, const Action& send, TimePoint now) {
     // The last resort gets the rest of the deadline and the configured limits: a deployment
     // that is slower than its history still answers when nothing else could.
-    const policy::LatencyQuantiles history =
-        send.last_resort || !facts.shape.ceilings.adaptive
-            ? policy::LatencyQuantiles{}
-            : around.health.Latency(deployment.index, now);
+    const policy::LatencyQuantiles history = send.last_resort || !facts.shape.ceilings.adaptive
+                                                 ? policy::LatencyQuantiles{}
+                                                 : around.health.Latency(deployment.index, now);
     return WithinBudget(AdaptedLimits(facts.shape, history, !send.last_resort), send.budget,
                         send.last_resort);
 }
@@ -268,7 +267,8 @@ asio::awaitable<std::optional<Event>> SendAttempt(AttemptState& state, const Sur
         reserved.emplace(around, deployment, cost, shared ? &ports : nullptr);
     }
     const routing::AttemptAdmission admission = around.health.AdmitAttempt(
-        deployment.index, now, send.panic ? routing::Admission::kPanic : routing::Admission::kNormal);
+        deployment.index, now,
+        send.panic ? routing::Admission::kPanic : routing::Admission::kNormal);
     if (admission == routing::AttemptAdmission::kRefused) {
         // Another request took the last half-open probe slot (the reservation goes back as
         // `reserved` ends).

@@ -41,7 +41,7 @@ struct RequestFacts {
     routing::Regions residency;       // where it may be served
     int outside = 0;                  // deployments of its chain left out for their region
     policy::RetryBudget* client_budget = nullptr;  // the client's retry budget (null: none)
-    AttemptShape shape;  // what its attempts look like to their limits
+    AttemptShape shape;                            // what its attempts look like to their limits
 };
 
 // How one attempt ended, as far as the executor acts on it.

@@ -50,8 +50,8 @@ LatencyQuantiles LatencyModel::QuantilesAt(TimePoint now, double q, int min_samp
     const auto measure = [&](QuantileSketch Sketches::*which,
                              std::uint64_t* count) -> std::optional<double> {
         const QuantileSketch& a = current ? current_.*which : empty;
-        const QuantileSketch& b = current ? (previous ? previous_.*which : empty)
-                                          : (previous ? current_.*which : empty);
+        const QuantileSketch& b =
+            current ? (previous ? previous_.*which : empty) : (previous ? current_.*which : empty);
         const std::uint64_t n = a.Count() + b.Count();
         if (count != nullptr) *count = n;
         if (n == 0 || n < static_cast<std::uint64_t>(min_samples)) return std::nullopt;

@@ -26,8 +26,8 @@ struct LatencyQuantiles {
     std::optional<milliseconds> stream_first_byte;
     std::optional<milliseconds> first_token;
     std::optional<milliseconds> gap;
-    std::optional<milliseconds> whole;       // a whole answer's time to its (first) byte
-    std::optional<double> whole_tokens;      // ... and its size, the same percentile
+    std::optional<milliseconds> whole;   // a whole answer's time to its (first) byte
+    std::optional<double> whole_tokens;  // ... and its size, the same percentile
     std::uint64_t stream_samples = 0;
     std::uint64_t whole_samples = 0;
 };

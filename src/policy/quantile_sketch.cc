@@ -19,9 +19,7 @@ int QuantileSketch::BucketOf(double value) {
     return std::clamp(static_cast<int>(std::ceil(std::log(clamped) / kLogGamma)), 0, kBuckets - 1);
 }
 
-double QuantileSketch::ValueOf(int bucket) {
-    return 2 * std::pow(kGamma, bucket) / (kGamma + 1);
-}
+double QuantileSketch::ValueOf(int bucket) { return 2 * std::pow(kGamma, bucket) / (kGamma + 1); }
 
 void QuantileSketch::Add(double value) {
     const int bucket = BucketOf(value);

@@ -127,8 +127,7 @@ double DeploymentHealth::SuccessShare(const Entry& e, TimePoint now) const {
     const Entry::Calls before = age < window ? e.calls_before : Entry::Calls{};
     const Entry::Calls current = e.calls_now;
     const int calls = current.calls + before.calls;
-    return calls == 0 ? 0
-                      : static_cast<double>(current.successes + before.successes) / calls;
+    return calls == 0 ? 0 : static_cast<double>(current.successes + before.successes) / calls;
 }
 
 Availability DeploymentHealth::AvailabilityAt(std::size_t index, TimePoint now) const {
@@ -150,8 +149,7 @@ DeploymentHealth::TimePoint DeploymentHealth::AvailableAt(std::size_t index, Tim
     return BlockedUntil(e, now);
 }
 
-AttemptAdmission DeploymentHealth::AdmitAttempt(std::size_t index, TimePoint now,
-                                                Admission how) {
+AttemptAdmission DeploymentHealth::AdmitAttempt(std::size_t index, TimePoint now, Admission how) {
     Entry& e = *entries_[index];
     std::lock_guard lock(e.mutex);
     if (how == Admission::kPanic && PanicShare(e, StateOf(e, now), now) > 0) {

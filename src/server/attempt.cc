@@ -87,8 +87,8 @@ asio::awaitable<void> EndStreamed(RequestContext& ctx, const AttemptSetup& setup
     // The first content is due by the end of the attempt's share of the deadline.
     const milliseconds first_token = std::max(
         milliseconds(1),
-        std::min(limits.first_token, std::chrono::ceil<milliseconds>(
-                                         started + limits.first_content - clock.Now())));
+        std::min(limits.first_token,
+                 std::chrono::ceil<milliseconds>(started + limits.first_content - clock.Now())));
     StreamOptions options{setup.background, first_token, limits.chunk,
                           setup.timeouts.pings_are_progress, setup.stream_upstream};
     options.upstream = upstream;
@@ -230,8 +230,7 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     const bool success = end.status >= 200 && end.status < 300;
     const std::string_view content_type = header[http::field::content_type];
     if (success && content_type.starts_with("text/event-stream")) {
-        co_await EndStreamed(ctx, setup, deployment, call, upstream_request.wire, now, limits,
-                             end);
+        co_await EndStreamed(ctx, setup, deployment, call, upstream_request.wire, now, limits, end);
         co_return end;
     }
     std::string body;

@@ -54,7 +54,7 @@ struct AttemptEnd {
     // A stream's first content event, from the attempt's start (the commit point in the
     // default stream mode).
     std::optional<std::chrono::steady_clock::duration> time_to_first_token;
-    bool streamed = false;  // the upstream answered with a stream
+    bool streamed = false;                                 // the upstream answered with a stream
     std::optional<std::chrono::milliseconds> longest_gap;  // a stream's, between content events
     // The timeout that ended it was the request's own deadline (the attempt was its last
     // resort), shorter than the deployment's limits: a fact about the request, not about the

@@ -20,8 +20,8 @@ void AppendLatency(std::string& out, std::string_view deployment,
         {"chunk_gap", &policy::LatencyQuantiles::gap},
         {"whole_answer", &policy::LatencyQuantiles::whole}};
     for (const auto& [name, measure] : kMeasures) {
-        for (const auto& [quantile, q] : {std::pair{"0.5", &s.latency_p50},
-                                          std::pair{"0.99", &s.latency_p99}}) {
+        for (const auto& [quantile, q] :
+             {std::pair{"0.5", &s.latency_p50}, std::pair{"0.99", &s.latency_p99}}) {
             const std::optional<std::chrono::milliseconds> value = q->*measure;
             if (!value) continue;
             out += fmt::format(

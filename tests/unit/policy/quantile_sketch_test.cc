@@ -34,8 +34,7 @@ TEST(QuantileSketchTest, EveryQuantileOfALongTailIsWithinTheRelativeError) {
     }
     for (const double q : {0.01, 0.25, 0.5, 0.9, 0.99, 0.999, 1.0}) {
         const double exact = Exact(values, q);
-        EXPECT_NEAR(sketch.Quantile(q), exact, exact * QuantileSketch::kRelativeError)
-            << "q=" << q;
+        EXPECT_NEAR(sketch.Quantile(q), exact, exact * QuantileSketch::kRelativeError) << "q=" << q;
     }
 }
 

@@ -304,6 +304,7 @@ asio::awaitable<Executed> Execute(AttemptState& state, Surroundings around, Requ
     const config::Config& config = around.config;
     std::vector<TargetHealth> health_now(config.deployment_count);
     QueueSlot queue(around.lanes, facts.lane);
+    std::size_t expected_for = 0;  // the chain's length when its expectations were read
     Event event = event::Start{};
     for (;;) {
         if (ports.ClientGone()) {
@@ -313,7 +314,11 @@ asio::awaitable<Executed> Execute(AttemptState& state, Surroundings around, Requ
             co_return gone;
         }
         const TimePoint now = around.clock.Now();
-        ReadTargetHealth(state, around.health, now, facts.shape, health_now);
+        // What each target's latency leads to expect: read once per chain (again when a semantic
+        // fallback changed it).
+        const bool new_chain = state.targets.size() != expected_for;
+        expected_for = state.targets.size();
+        ReadTargetHealth(state, around.health, now, facts.shape, new_chain, health_now);
         const bool client_budget =
             facts.client_budget == nullptr || facts.client_budget->CanRetry();
         const World world{health_now, client_budget, now, ports.Uniform()};

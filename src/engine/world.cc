@@ -26,7 +26,8 @@ std::vector<Stage> PlanStages(const std::vector<routing::PlannedGroup>& groups,
 }
 
 void ReadTargetHealth(const AttemptState& state, routing::DeploymentHealth& health, TimePoint now,
-                      const AttemptShape& shape, std::vector<TargetHealth>& out) {
+                      const AttemptShape& shape, bool expectations,
+                      std::vector<TargetHealth>& out) {
     for (const Target& target : state.targets) {
         const std::size_t index = target.deployment->index;
         const routing::Availability a = health.AvailabilityAt(index, now);
@@ -39,9 +40,11 @@ void ReadTargetHealth(const AttemptState& state, routing::DeploymentHealth& heal
         h.retry_budget = health.Budget(index).CanRetry();
         h.panic = h.block == TargetHealth::Block::kSick ? a.panic : 0;
         // Only a chain with more than one target weighs one attempt against another.
-        h.expected = state.targets.size() > 1
-                         ? ExpectedFirstContent(shape, health.Latency(index, now))
-                         : std::nullopt;
+        if (expectations) {
+            h.expected = state.targets.size() > 1
+                             ? ExpectedFirstContent(shape, health.Latency(index, now))
+                             : std::nullopt;
+        }
     }
 }
 

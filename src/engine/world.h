@@ -24,8 +24,11 @@ std::vector<Stage> PlanStages(const std::vector<routing::PlannedGroup>& groups,
 
 // What the shared deployment health says about every deployment of `state`'s chain at `now`,
 // written into `out` (indexed by config::Deployment::index): the World's health before a decision.
-// `shape` says what the request's attempts look like, for what its latency leads to expect.
+// `shape` says what the request's attempts look like, for what its latency leads to expect; that
+// is read only when `expectations` is set (once per chain: it changes slowly, and reading it
+// costs more than the rest).
 void ReadTargetHealth(const AttemptState& state, routing::DeploymentHealth& health, TimePoint now,
-                      const AttemptShape& shape, std::vector<TargetHealth>& out);
+                      const AttemptShape& shape, bool expectations,
+                      std::vector<TargetHealth>& out);
 
 }  // namespace switchyard::engine

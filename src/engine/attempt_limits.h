@@ -30,8 +30,10 @@ struct AttemptLimits {
     // From the attempt's start to its first content (a whole answer's head, a stream's first
     // content event): the attempt's share of the deadline.
     milliseconds first_content{0};
-    bool adapted = false;         // some limit came from the deployment's latency
-    bool deadline_bound = false;  // the request's own deadline set `first_content`
+    bool adapted = false;  // some limit came from the deployment's latency
+    // The request's own deadline set `first_content` (and `first_byte` too when they are
+    // equal): a cut by it says nothing about the deployment.
+    bool deadline_bound = false;
 };
 
 // The limits from the ceilings, shortened by `history` (the deployment's high percentiles) when

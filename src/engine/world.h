@@ -28,7 +28,6 @@ std::vector<Stage> PlanStages(const std::vector<routing::PlannedGroup>& groups,
 // is read only when `expectations` is set (once per chain: it changes slowly, and reading it
 // costs more than the rest).
 void ReadTargetHealth(const AttemptState& state, routing::DeploymentHealth& health, TimePoint now,
-                      const AttemptShape& shape, bool expectations,
-                      std::vector<TargetHealth>& out);
+                      const AttemptShape& shape, bool expectations, std::vector<TargetHealth>& out);
 
 }  // namespace switchyard::engine

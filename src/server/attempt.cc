@@ -85,10 +85,10 @@ asio::awaitable<void> EndStreamed(RequestContext& ctx, const AttemptSetup& setup
                                   const engine::AttemptLimits& limits, AttemptEnd& end) {
     const core::Clock& clock = ctx.Context().clock;
     // The first content is due by the end of the attempt's share of the deadline.
-    const milliseconds first_token = std::max(
-        milliseconds(1),
-        std::min(limits.first_token,
-                 std::chrono::ceil<milliseconds>(started + limits.first_content - clock.Now())));
+    const milliseconds budget_left =
+        std::max(milliseconds(1),
+                 std::chrono::ceil<milliseconds>(started + limits.first_content - clock.Now()));
+    const milliseconds first_token = std::min(limits.first_token, budget_left);
     StreamOptions options{setup.background, first_token, limits.chunk,
                           setup.timeouts.pings_are_progress, setup.stream_upstream};
     options.upstream = upstream;
@@ -106,7 +106,9 @@ asio::awaitable<void> EndStreamed(RequestContext& ctx, const AttemptSetup& setup
     end.longest_gap = stream.longest_gap;
     if (stream.first_content) end.time_to_first_token = *stream.first_content - started;
     if (!stream.Failed()) co_return;
+    // Cut before its first content by the request's own deadline, not by the first-token limit.
     end.cut_by_deadline = !stream.first_content && limits.deadline_bound &&
+                          budget_left < limits.first_token &&
                           stream.transport == policy::Transport::kTimeout;
     // Failed — before the commit point an ordinary failed attempt, after it a failure of the
     // deployment all the same (the client got an error event).
@@ -217,8 +219,9 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     end.time_to_first_byte = std::chrono::duration_cast<milliseconds>(context.clock.Now() - now);
     if (!started) {
         end.Fail(call.Error(), policy::Classify({call.Transport()}, context.clock.WallNow()));
-        end.cut_by_deadline =
-            call.Transport() == policy::Transport::kTimeout && limits.deadline_bound;
+        // The request's deadline set the first-byte limit (it is the whole first-content budget).
+        end.cut_by_deadline = call.Transport() == policy::Transport::kTimeout &&
+                              limits.deadline_bound && limits.first_byte == limits.first_content;
         co_return end;
     }
     const auto& header = call.Header();

@@ -23,7 +23,7 @@ const chain = (port, name) => `
   - name: ${name}-fb
     deployments: [${dep(port, `${name}-b`)}]`;
 
-const NAMES = ['hang', 'stall', 'slow', 'cold'];
+const NAMES = ['hang', 'stall', 'slow', 'cold', 'lone'];
 
 before(async () => {
   for (const name of NAMES) mocks[name] = await startMock();
@@ -31,7 +31,9 @@ before(async () => {
   gateway = await startGateway(`
 server: {master_key: status-key}
 health: {allowed_fails: 2}
-models:${NAMES.map((name) => chain(mocks[name].port, name)).join('')}
+models:${NAMES.filter((name) => name !== 'lone').map((name) => chain(mocks[name].port, name)).join('')}
+  - name: lone
+    deployments: [${dep(mocks.lone.port, 'lone-a')}]
 `);
 });
 
@@ -143,5 +145,20 @@ describe('slow failures', { concurrency: true }, () => {
     // allowed_fails 2: three cuts in a row bench it; the rest go straight to the fallback.
     assert.equal(await hits('cold-a'), 3);
     assert.ok(results[4].ms < 1000, `the request after the bench took ${results[4].ms} ms`);
+  });
+
+  test('a first token cut by its own limit, not by the deadline, counts against the deployment', async () => {
+    await scenario('lone', [{ match: { model: 'lone-a' }, fault: 'stall_after_chunks=0' }]);
+    // The deadline (3 s) is shorter than head + first token, but the first-token limit (500 ms,
+    // from the chunk header) ends each wait first: the deployment's timeouts, not the request's.
+    const started = Date.now();
+    const res = await chat('lone', { stream: true, headers: { 'x-switchyard-deadline-ms': '3000',
+                                                              'x-switchyard-timeout-chunk-ms': '500' } });
+    assert.ok(Date.now() - started < 2900, `took ${Date.now() - started} ms`);
+    assert.notEqual(res.status, 200, res.body);
+    const status = await request(gateway.port, { method: 'GET', path: '/status',
+                                                 headers: { authorization: 'Bearer status-key' } });
+    const lone = JSON.parse(status.body).deployments.find((d) => d.name === 'lone-a');
+    assert.equal(lone.last_error_class, 'timeout', JSON.stringify(lone));
   });
 });

@@ -97,6 +97,7 @@ struct AttemptState {
     int attempts = 0;
     std::optional<std::size_t> sent;   // the target of the last kSend, until its event arrives
     bool sent_retry = false;           // that send retries its target (counted once it happens)
+    bool sent_last_resort = false;     // that send was the chain's last resort
     milliseconds attempt_estimate{0};  // how long the last attempt took: the next one's estimate
     // In a panic (every target that could serve is benched): the least-bad benched target, tried
     // anyway. Decided anew before every choice.
@@ -113,6 +114,7 @@ struct Attempted {  // the last kSend went upstream and ended
     policy::Outcome outcome;
     TimePoint started;
     TimePoint ended;
+    bool cut = false;  // no answer came within the attempt's limits (not a provider's 504)
 };
 struct Waited {};
 struct NoHeadroom {  // the last kSend found no headroom for the lane; none until `wait` passes

@@ -92,6 +92,7 @@ Action Send(AttemptState& s, const World& world, std::size_t index, bool retry) 
     a.retry = retry;
     a.budget = Budget(s, world, index, a.last_resort);
     a.panic = s.panic_target == index;
+    s.sent_last_resort = a.last_resort;
     return a;
 }
 
@@ -291,6 +292,9 @@ std::optional<Action> Record(AttemptState& s, const event::Attempted& e) {
             t.excluded = true;
             break;
         case policy::Action::kRetry:
+            // Cut by its limits while the chain could still serve: trying it again would cost as
+            // much again, so the rest of the chain goes first.
+            if (e.cut && !s.sent_last_resort) t.excluded = true;
             break;
     }
     return std::nullopt;

@@ -13,7 +13,8 @@ namespace switchyard::engine {
 //  - An answer ends the walk (kDone); a client error is passed through; a context-window or
 //    content-policy outcome asks for the semantic fallbacks (kReplaceChain), which replace the rest
 //    of the chain, the current stage included — or, when there are none, the answer is passed
-//    through. A fail-over class excludes the target for the rest of the request.
+//    through. A fail-over class excludes the target for the rest of the request, and so does an
+//    attempt cut by its own limits when it was not the chain's last resort.
 //  - Never more than `max_attempts` attempts, and nothing is sent at or after the deadline.
 //  - The chain is walked forward, stage by stage. In the current stage the first untried target
 //    that can serve now gets the request at once: moving beats waiting.

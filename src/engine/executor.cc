@@ -281,15 +281,11 @@ asio::awaitable<std::optional<Event>> SendAttempt(AttemptState& state, const Sur
         if (slot && !*slot) co_return event::NotAdmitted{};  // another replica is probing
         if (slot) admitted.HoldSharedProbe();
     }
-    AttemptReport end = co_await ports.Attempt(
+    const AttemptReport end = co_await ports.Attempt(
         target, stage, LimitsOf(around, facts, deployment, send, now), send.panic);
     admitted.Ended();
-    if (end.timed_out && !end.answered && !send.last_resort) {
-        // A limit cut it while something else could still serve: retrying it would cost as much
-        // again, so the rest of the chain goes first.
-        end.outcome.action = policy::Action::kFailOver;
-    }
-    const Event attempted = event::Attempted{end.outcome, now, around.clock.Now()};
+    const Event attempted =
+        event::Attempted{end.outcome, now, around.clock.Now(), end.timed_out && !end.answered};
     // Cut short for a client that left before any answer: nothing to record (the walk stops).
     if (ports.ClientGone() && !end.answered) co_return attempted;
     Record(around, facts, ports, deployment, stage, admitted, reserved ? &*reserved : nullptr, end);

@@ -53,8 +53,8 @@ struct AttemptReport {
     // The timeout that ended it was the request's own deadline: a fact about the request, not
     // about the deployment's health.
     bool cut_by_deadline = false;
-    // No answer came within the attempt's limits (not a provider's 504): when the attempt was not
-    // the chain's last resort, the request moves on rather than wait as long again on it.
+    // No answer came within the attempt's limits (not a provider's 504): unless the attempt was
+    // the chain's last resort, the engine moves on rather than wait as long again on it.
     bool timed_out = false;
     std::optional<std::chrono::milliseconds> time_to_first_byte;
     // A stream's: its head to its first content event, and the longest wait between content

@@ -207,6 +207,28 @@ TEST(DecideTest, AnAttemptLeavesAnUnknownFallbackAnEqualShareOfTheDeadline) {
     EXPECT_EQ(second.budget, 22500ms);
 }
 
+TEST(DecideTest, AnAttemptCutByItsLimitsIsNotRetriedWhileTheChainCanServe) {
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0), b.Add("b", 1, 1)}, b);
+    ASSERT_EQ(r.Next(event::Start{}).kind, Kind::kSend);
+    // a1 cut at 2 s of a 45 s deadline: a retry would fit, but b1 goes next and a1 is done.
+    r.now += 2s;
+    const Action next =
+        r.Next(event::Attempted{Retry(ErrorClass::kTimeout), r.now - 2s, r.now, /*cut=*/true});
+    ASSERT_EQ(next.kind, Kind::kSend);
+    EXPECT_EQ(r.Of(next).name, "b1");
+    EXPECT_TRUE(r.state.targets[0].excluded);
+    // The last resort cut by its limits may be retried: nothing else could serve.
+    ChainBuilder lone;
+    Request alone(DefaultPolicy(), {lone.Add("c", 1, 0)}, lone);
+    ASSERT_TRUE(alone.Next(event::Start{}).last_resort);
+    alone.now += 2s;
+    const Action again = alone.Next(
+        event::Attempted{Retry(ErrorClass::kTimeout), alone.now - 2s, alone.now, /*cut=*/true});
+    EXPECT_EQ(again.kind, Kind::kWait);
+    EXPECT_FALSE(alone.state.targets[0].excluded);
+}
+
 TEST(DecideTest, AnAttemptLeavesAKnownFallbackWhatItsHistoryNeeds) {
     ChainBuilder b;
     Request r(DefaultPolicy(), {b.Add("a", 2, 0), b.Add("b", 1, 1)}, b);

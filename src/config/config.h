@@ -110,6 +110,16 @@ struct ValidationConfig {
     } on_invalid = OnInvalid::kFallback;
 };
 
+// Hedged attempts (docs/resilience.md#hedged-attempts): when an attempt has produced no content
+// after `delay`, a second one starts on the next target the engine would choose, and the first to
+// answer wins. Off unless the group sets `hedge`.
+struct HedgeConfig {
+    // nullopt (`auto`): twice the deployment's median time to its first content (at least 50 ms),
+    // once it has `timeouts.adaptive_min_samples` answers of history (no hedge before).
+    std::optional<Millis> delay;
+    double max_ratio = 0.1;  // at most this share of the group's requests are hedged
+};
+
 struct ModelGroup {
     std::string name;
     std::vector<Deployment> deployments;
@@ -123,6 +133,7 @@ struct ModelGroup {
     // Answers kept for this group (docs/answers.md#response-cache); off without `cache`.
     std::optional<CacheConfig> cache;
     ValidationConfig validation;
+    std::optional<HedgeConfig> hedge;                         // off without `hedge`
     std::optional<std::string> system_prompt;                 // replaces the system prompt
     std::vector<std::pair<std::string, std::string>> params;  // name -> JSON value text
 };

@@ -249,6 +249,24 @@ void ReadValidation(Reader& r, const YAML::Node& node, const std::string& where,
     }
 }
 
+// `hedge: {delay: auto | MS, max_ratio: R}`.
+void ReadHedge(Reader& r, const YAML::Node& node, HedgeConfig& hedge) {
+    if (!r.CheckMap(node, "hedge", {"delay", "max_ratio"})) return;
+    if (const YAML::Node delay = node["delay"]; delay.IsDefined() && !delay.IsNull()) {
+        if (delay.IsScalar() && delay.Scalar() == "auto") {
+            hedge.delay.reset();
+        } else {
+            Millis ms{0};
+            r.Duration(node, "delay", ms);
+            if (ms.count() > 0) hedge.delay = ms;
+        }
+    }
+    if (r.Real(node, "max_ratio", hedge.max_ratio) &&
+        (hedge.max_ratio <= 0 || hedge.max_ratio > 1)) {
+        r.Fail(node["max_ratio"], "hedge 'max_ratio' must be greater than 0 and at most 1");
+    }
+}
+
 }  // namespace
 
 void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& models) {
@@ -263,7 +281,7 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
         if (!r.CheckMap(entry, "model group",
                         {"name", "mode", "deployments", "strategy", "fallbacks",
                          "context_window_fallbacks", "content_policy_fallbacks", "prompt", "params",
-                         "residency", "cache", "validation"})) {
+                         "residency", "cache", "validation", "hedge"})) {
             models.push_back(std::move(group));  // keeps models[i] aligned with the YAML entries
             continue;
         }
@@ -305,6 +323,9 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
         if (const YAML::Node validation = entry["validation"];
             validation.IsDefined() && !validation.IsNull()) {
             ReadValidation(r, validation, where + ".validation", group.validation);
+        }
+        if (const YAML::Node hedge = entry["hedge"]; hedge.IsDefined() && !hedge.IsNull()) {
+            ReadHedge(r, hedge, group.hedge.emplace());
         }
         ReadGroupList(r, entry, "context_window_fallbacks", group.context_window_fallbacks);
         ReadGroupList(r, entry, "content_policy_fallbacks", group.content_policy_fallbacks);

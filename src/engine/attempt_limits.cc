@@ -72,4 +72,17 @@ AttemptLimits WithinBudget(AttemptLimits limits, milliseconds budget, bool is_de
     return limits;
 }
 
+std::optional<milliseconds> HedgeDelay(const config::HedgeConfig& hedge, const AttemptShape& shape,
+                                       const policy::LatencyQuantiles& median) {
+    if (hedge.delay) return *hedge.delay;
+    // Never under 50 ms: below that, answers that are merely jittery would be hedged.
+    constexpr milliseconds kLeast{50};
+    if (shape.stream) {
+        if (!median.stream_first_byte || !median.first_token) return std::nullopt;
+        return std::max(kLeast, 2 * (*median.stream_first_byte + *median.first_token));
+    }
+    if (!median.whole) return std::nullopt;
+    return std::max(kLeast, 2 * *median.whole);
+}
+
 }  // namespace switchyard::engine

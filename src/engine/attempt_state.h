@@ -102,6 +102,9 @@ struct AttemptState {
     // In a panic (every target that could serve is benched): the least-bad benched target, tried
     // anyway. Decided anew before every choice.
     std::optional<std::size_t> panic_target;
+    // A hedge of the send in flight (docs/resilience.md#hedged-attempts): its target, until the
+    // race's event arrives.
+    std::optional<std::size_t> hedge;
 
     // Appends `chain`'s stages and targets.
     void Append(const std::vector<Stage>& chain);
@@ -110,11 +113,17 @@ struct AttemptState {
 // What happened since the last action.
 namespace event {
 struct Start {};
+struct Hedged {  // the hedge of the last kSend went upstream and ended without an answer
+    policy::Outcome outcome;
+    bool cut = false;
+};
 struct Attempted {  // the last kSend went upstream and ended
     policy::Outcome outcome;
     TimePoint started;
     TimePoint ended;
     bool cut = false;  // no answer came within the attempt's limits (not a provider's 504)
+    // Its hedge (Hedge), when one went upstream; a hedge that was not sent is forgotten.
+    std::optional<Hedged> hedge;
 };
 struct Waited {};
 struct NoHeadroom {  // the last kSend found no headroom for the lane; none until `wait` passes

@@ -1,6 +1,7 @@
 #include "engine/decide.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace switchyard::engine {
 
@@ -257,8 +258,43 @@ Action Choose(AttemptState& s, const World& world) {
     return GiveUp(s, deadline_bound ? GiveUpReason::kDeadline : GiveUpReason::kExhausted, world);
 }
 
-// Records an attempt's outcome; an action when the outcome alone decides it.
+// Records the outcome of an attempt on `t` that ended at `ended`; an action when the outcome
+// alone decides it. `last_resort`: it was the chain's last resort.
+std::optional<Action> RecordOn(AttemptState& s, Target& t, const policy::Outcome& outcome,
+                               TimePoint ended, bool cut, bool last_resort) {
+    t.retry_at.reset();
+    ++s.attempts;
+    ++t.attempts;
+    t.last_class = outcome.error_class;
+    if (outcome.retry_after) {
+        t.retry_after_until = std::max(t.retry_after_until, ended + *outcome.retry_after);
+    }
+    switch (outcome.action) {
+        case policy::Action::kSuccess:
+            return Simple(Kind::kDone);
+        case policy::Action::kGiveUp:
+            return Simple(Kind::kPassThrough);
+        case policy::Action::kContextFallback:
+        case policy::Action::kContentFallback: {
+            Action a = Simple(Kind::kReplaceChain);
+            a.semantic = outcome.action;
+            return a;
+        }
+        case policy::Action::kFailOver:
+            t.excluded = true;
+            break;
+        case policy::Action::kRetry:
+            // Cut by its limits while the chain could still serve: trying it again would cost as
+            // much again, so the rest of the chain goes first.
+            if (cut && !last_resort) t.excluded = true;
+            break;
+    }
+    return std::nullopt;
+}
+
+// Records an attempt's outcome, and its hedge's; an action when the outcomes alone decide it.
 std::optional<Action> Record(AttemptState& s, const event::Attempted& e) {
+    const std::optional<std::size_t> hedge = std::exchange(s.hedge, std::nullopt);
     if (!s.sent) return std::nullopt;
     Target& t = s.targets[*s.sent];
     s.sent.reset();
@@ -268,36 +304,16 @@ std::optional<Action> Record(AttemptState& s, const event::Attempted& e) {
         ++stage.retries;
     }
     s.sent_retry = false;
-    t.retry_at.reset();
-    ++s.attempts;
-    ++t.attempts;
     s.attempt_estimate =
         std::max(milliseconds(0), std::chrono::ceil<milliseconds>(e.ended - e.started));
-    t.last_class = e.outcome.error_class;
-    if (e.outcome.retry_after) {
-        t.retry_after_until = std::max(t.retry_after_until, e.ended + *e.outcome.retry_after);
+    std::optional<Action> decided = RecordOn(s, t, e.outcome, e.ended, e.cut, s.sent_last_resort);
+    if (hedge && e.hedge) {
+        // A hedge is never its chain's last resort: one more attempt was left after it.
+        std::optional<Action> hedged =
+            RecordOn(s, s.targets[*hedge], e.hedge->outcome, e.ended, e.hedge->cut, false);
+        if (!decided) decided = hedged;
     }
-    switch (e.outcome.action) {
-        case policy::Action::kSuccess:
-            return Simple(Kind::kDone);
-        case policy::Action::kGiveUp:
-            return Simple(Kind::kPassThrough);
-        case policy::Action::kContextFallback:
-        case policy::Action::kContentFallback: {
-            Action a = Simple(Kind::kReplaceChain);
-            a.semantic = e.outcome.action;
-            return a;
-        }
-        case policy::Action::kFailOver:
-            t.excluded = true;
-            break;
-        case policy::Action::kRetry:
-            // Cut by its limits while the chain could still serve: trying it again would cost as
-            // much again, so the rest of the chain goes first.
-            if (e.cut && !s.sent_last_resort) t.excluded = true;
-            break;
-    }
-    return std::nullopt;
+    return decided;
 }
 
 // Semantic fallbacks replace the rest of the chain and the current stage: the same prompt would
@@ -316,6 +332,23 @@ std::optional<Action> Record(AttemptState& s, const event::ChainReplaced& e) {
 
 }  // namespace
 
+std::optional<Action> Hedge(AttemptState& s, const World& world) {
+    if (!s.sent || s.hedge || world.now >= s.deadline) return std::nullopt;
+    if (s.attempts + 2 >= s.policy.max_attempts) return std::nullopt;  // one left after both
+    if (s.stage >= s.stages.size()) return std::nullopt;
+    for (std::size_t i = s.stages[s.stage].first_target; i < s.targets.size(); ++i) {
+        if (i == *s.sent || s.targets[i].attempts > 0 || !Free(s, world, i)) continue;
+        s.hedge = i;
+        Action a;
+        a.kind = Kind::kSend;
+        a.target = i;
+        a.budget = Budget(s, world, i, a.last_resort);
+        a.last_resort = false;
+        return a;
+    }
+    return std::nullopt;
+}
+
 Action Decide(AttemptState& s, Event event, const World& world) {
     std::optional<Action> decided;
     if (auto* attempted = std::get_if<event::Attempted>(&event)) {
@@ -332,7 +365,9 @@ Action Decide(AttemptState& s, Event event, const World& world) {
         }
         s.sent.reset();
         s.sent_retry = false;
+        s.hedge.reset();
     } else if (std::holds_alternative<event::NotAdmitted>(event)) {
+        s.hedge.reset();
         if (s.sent) s.targets[*s.sent].excluded = true;
         s.sent.reset();
         s.sent_retry = false;

@@ -1,7 +1,12 @@
 #include "engine/executor.h"
 
 #include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <exception>
 
 #include "engine/decide.h"
 #include "engine/world.h"
@@ -185,8 +190,8 @@ void Record(const Surroundings& around, const RequestFacts& facts, Ports& ports,
         headroom->Settle(end.answered, end.input_tokens, end.output_tokens);
     }
     const policy::ErrorClass error = end.outcome.error_class;
-    const bool reported =
-        !end.cut_by_deadline && !ports.ClientGone() && error != policy::ErrorClass::kLocal;
+    const bool reported = !end.cut_by_deadline && !end.lost && !ports.ClientGone() &&
+                          error != policy::ErrorClass::kLocal;
     bool disabled = false;
     if (reported) {
         // A stream that failed after its commit point is a failure of the deployment all the same.
@@ -242,7 +247,7 @@ AttemptLimits LimitsOf(const Surroundings& around, const RequestFacts& facts,
 asio::awaitable<std::optional<Event>> SendAttempt(AttemptState& state, const Surroundings& around,
                                                   RequestFacts& facts, Ports& ports,
                                                   const QueueSlot& queue, const Action& send,
-                                                  TimePoint now) {
+                                                  TimePoint now, AttemptRole role) {
     const Target& target = state.targets[send.target];
     const config::Deployment& deployment = *target.deployment;
     const routing::PlannedGroup stage = state.stages[target.stage].group;
@@ -282,7 +287,7 @@ asio::awaitable<std::optional<Event>> SendAttempt(AttemptState& state, const Sur
         if (slot) admitted.HoldSharedProbe();
     }
     const AttemptReport end = co_await ports.Attempt(
-        target, stage, LimitsOf(around, facts, deployment, send, now), send.panic);
+        target, stage, LimitsOf(around, facts, deployment, send, now), send.panic, role);
     admitted.Ended();
     const Event attempted =
         event::Attempted{end.outcome, now, around.clock.Now(), end.timed_out && !end.answered};
@@ -291,6 +296,81 @@ asio::awaitable<std::optional<Event>> SendAttempt(AttemptState& state, const Sur
     Record(around, facts, ports, deployment, stage, admitted, reserved ? &*reserved : nullptr, end);
     if (end.answered) co_return std::nullopt;
     co_return attempted;
+}
+
+// How long the attempt `send` orders may go without content before it is hedged; nullopt when it
+// is not to be hedged (docs/resilience.md#hedged-attempts).
+std::optional<milliseconds> RaceDelay(const AttemptState& state, const Surroundings& around,
+                                      const RequestFacts& facts, Ports& ports, const Action& send,
+                                      TimePoint now) {
+    const Target& target = state.targets[send.target];
+    const std::optional<config::HedgeConfig>& hedge = state.stages[target.stage].group.group->hedge;
+    if (!hedge || !ports.CanRace() || send.panic || send.last_resort) return std::nullopt;
+    const std::size_t index = target.deployment->index;
+    if (state.attempts == 0) around.health.Hedges(index).OnRequest(hedge->max_ratio);
+    return HedgeDelay(
+        *hedge, facts.shape,
+        around.health.LatencyAt(index, now, 0.5, facts.shape.ceilings.adaptive_min_samples));
+}
+
+// A send that may be hedged: its attempt runs on its own, and if it has begun no answer after
+// `delay`, a hedge goes to the target the engine chooses (within the primary deployment's hedge
+// budget and the hedge target's headroom and admission). The first to answer the client wins;
+// the port cancels the other, which is abandoned. Returns as SendAttempt does, with the hedge's
+// outcome in the event when neither answered.
+asio::awaitable<std::optional<Event>> SendRacing(AttemptState& state, const Surroundings& around,
+                                                 RequestFacts& facts, Ports& ports,
+                                                 const QueueSlot& queue, const Action& send,
+                                                 milliseconds delay,
+                                                 std::vector<TargetHealth>& health_now) {
+    struct Runner {
+        bool done = false;
+        std::optional<Event> event;
+        std::exception_ptr error;
+    };
+    const auto executor = co_await asio::this_coro::executor;
+    asio::steady_timer wake(executor);
+    Runner first;
+    Runner second;
+    bool hedged = false;
+    const auto run = [&](const Action& action, Runner& runner, AttemptRole role) {
+        asio::co_spawn(
+            executor,
+            SendAttempt(state, around, facts, ports, queue, action, around.clock.Now(), role),
+            [&runner, &wake](std::exception_ptr error, std::optional<Event> event) {
+                runner.done = true;
+                runner.event = std::move(event);
+                runner.error = error;
+                wake.cancel();
+            });
+    };
+    ports.RaceBegins();
+    run(send, first, AttemptRole::kRacing);
+    wake.expires_after(delay);
+    co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
+    if (!first.done && !ports.RaceDecided() && !ports.ClientGone()) {
+        const TimePoint now = around.clock.Now();
+        ReadTargetHealth(state, around.health, now, facts.shape, false, health_now);
+        const World world{health_now, true, now, ports.Uniform()};
+        if (const std::optional<Action> hedge = Hedge(state, world)) {
+            const std::size_t primary = state.targets[send.target].deployment->index;
+            hedged = around.health.Hedges(primary).TryHedge();
+            if (hedged) run(*hedge, second, AttemptRole::kHedge);
+        }
+    }
+    while (!first.done || (hedged && !second.done)) {
+        wake.expires_at(asio::steady_timer::time_point::max());
+        co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (first.error) std::rethrow_exception(first.error);
+    if (second.error) std::rethrow_exception(second.error);
+    if (!first.event || (hedged && !second.event)) co_return std::nullopt;  // answered
+    auto* attempted = std::get_if<event::Attempted>(&*first.event);
+    const auto* hedge = hedged ? std::get_if<event::Attempted>(&*second.event) : nullptr;
+    if (attempted != nullptr && hedge != nullptr) {
+        attempted->hedge = event::Hedged{hedge->outcome, hedge->cut};
+    }
+    co_return std::move(first.event);
 }
 
 }  // namespace
@@ -324,8 +404,13 @@ asio::awaitable<Executed> Execute(AttemptState& state, Surroundings around, Requ
         }
         switch (action.kind) {
             case Kind::kSend: {
+                const std::optional<milliseconds> race =
+                    RaceDelay(state, around, facts, ports, action, now);
                 std::optional<Event> next =
-                    co_await SendAttempt(state, around, facts, ports, queue, action, now);
+                    race ? co_await SendRacing(state, around, facts, ports, queue, action, *race,
+                                               health_now)
+                         : co_await SendAttempt(state, around, facts, ports, queue, action, now,
+                                                AttemptRole::kAlone);
                 if (!next) {
                     Executed done;
                     done.last.kind = Kind::kDone;

@@ -44,6 +44,14 @@ struct RequestFacts {
     AttemptShape shape;                            // what its attempts look like to their limits
 };
 
+// Where an attempt stands among the request's attempts in flight (docs/resilience.md#hedged-
+// attempts).
+enum class AttemptRole {
+    kAlone,   // the only one
+    kRacing,  // it may be hedged: the first of the race's attempts to answer the client wins
+    kHedge,   // the hedge of a racing attempt
+};
+
 // How one attempt ended, as far as the executor acts on it.
 struct AttemptReport {
     policy::Outcome outcome;
@@ -64,6 +72,8 @@ struct AttemptReport {
     std::optional<std::chrono::milliseconds> longest_gap;
     std::int64_t input_tokens = 0;    // for the headroom settlement
     std::int64_t output_tokens = -1;  // -1: unknown
+    // A racing attempt that another one beat: cancelled, it says nothing about its deployment.
+    bool lost = false;
 };
 
 // Where the gateway and the simulator differ: I/O, time passing, randomness, the fleet's shared
@@ -82,8 +92,14 @@ class Ports {
     // the port's to note. `panic`: the target is benched and tried anyway.
     virtual boost::asio::awaitable<AttemptReport> Attempt(const Target& target,
                                                           const routing::PlannedGroup& stage,
-                                                          const AttemptLimits& limits,
-                                                          bool panic) = 0;
+                                                          const AttemptLimits& limits, bool panic,
+                                                          AttemptRole role) = 0;
+    // Hedged attempts: whether two attempts of one request may run at once here; RaceBegins
+    // starts a race (the kRacing and kHedge attempts until the next one compete for the client,
+    // and the port cancels the losers); RaceDecided: one of them has begun to answer.
+    virtual bool CanRace() const { return false; }
+    virtual void RaceBegins() {}
+    virtual bool RaceDecided() const { return false; }
     // Lets `wait` pass (less when the client leaves).
     virtual boost::asio::awaitable<void> Sleep(std::chrono::milliseconds wait,
                                                Action::WaitFor wait_for) = 0;

@@ -110,6 +110,9 @@ void AccessLog::FormatTo(std::string& out, const RequestRecord& r) {
     if (r.client_retry_count > 0) number(",\"client_retry_count\":", r.client_retry_count);
     if (r.client_repeat) text(",\"client_repeat\":true");
     if (r.panic) text(",\"panic\":true");
+    if (r.hedged)
+        text(r.hedge_answered ? ",\"hedged\":\"hedge_answered\""
+                              : ",\"hedged\":\"first_answered\"");
     if (!r.error.empty()) string(",\"error\":", r.error);
     text("}\n");
 }

@@ -223,6 +223,11 @@ void Metrics::CountPanicAttempt(std::string_view deployment) {
                fmt::format("deployment=\"{}\"", EscapeLabel(deployment)));
 }
 
+void Metrics::CountHedge(std::string_view deployment, std::string_view result) {
+    CountEvent("switchyard_hedges_total",
+               fmt::format("deployment=\"{}\",result=\"{}\"", EscapeLabel(deployment), result));
+}
+
 void Metrics::CountStateFallback(std::string_view operation) {
     CountEvent("switchyard_state_fallbacks_total",
                fmt::format("operation=\"{}\"", EscapeLabel(operation)));
@@ -343,6 +348,10 @@ void Metrics::RenderEvents(std::string& out) const {
             {"switchyard_panic_attempts_total",
              "Attempts sent to a benched deployment because every target that could serve the "
              "request was benched and this one still answers some of its calls."},
+            {"switchyard_hedges_total",
+             "Hedged attempts, by the deployment the hedge went to and how its race ended: won "
+             "(the hedge answered), lost (the attempt it hedged answered first; the hedge was "
+             "cancelled), failed (neither answered)."},
             {"switchyard_state_fallbacks_total",
              "Shared-state operations decided from this replica's own state because Redis did "
              "not answer in time, by operation."},

@@ -57,6 +57,9 @@ class Metrics final {
     void CountSpendCapDisable(std::string_view deployment);
     // An attempt sent to a benched `deployment` because nothing else could serve.
     void CountPanicAttempt(std::string_view deployment);
+    // A hedge sent to `deployment` (docs/resilience.md#hedged-attempts) and how its race ended:
+    // won (it answered), lost (the attempt it hedged answered), failed (neither answered).
+    void CountHedge(std::string_view deployment, std::string_view result);
     // Shared state (Redis): an operation decided locally because Redis did not answer in time,
     // and whether Redis is reachable (rendered once set).
     void CountStateFallback(std::string_view operation);

@@ -38,6 +38,9 @@ struct RequestRecord {
     // The serving (or last) attempt went to a benched deployment, tried because nothing else
     // could serve (docs/resilience.md#a-bench-is-a-preference).
     bool panic = false;
+    // A hedge was sent (docs/resilience.md#hedged-attempts), and whether it answered.
+    bool hedged = false;
+    bool hedge_answered = false;
 };
 
 }  // namespace switchyard::observe

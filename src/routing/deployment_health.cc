@@ -396,6 +396,13 @@ policy::LatencyQuantiles DeploymentHealth::Latency(std::size_t index, TimePoint 
     return e.latency.Quantiles(now);
 }
 
+policy::LatencyQuantiles DeploymentHealth::LatencyAt(std::size_t index, TimePoint now, double q,
+                                                     int min_samples) const {
+    const Entry& e = *entries_[index];
+    std::lock_guard lock(e.mutex);
+    return e.latency.QuantilesAt(now, q, min_samples);
+}
+
 DeploymentSnapshot DeploymentHealth::Snapshot(std::size_t index, TimePoint now) const {
     const Entry& e = *entries_[index];
     std::lock_guard lock(e.mutex);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "policy/circuit_breaker.h"
+#include "policy/hedge_budget.h"
 #include "policy/latency_model.h"
 #include "policy/outcome.h"
 #include "policy/rate_limit_headers.h"
@@ -173,9 +174,14 @@ class DeploymentHealth final {
     void RecordLatency(std::size_t index, TimePoint now, const policy::LatencySample& sample);
     // Its high percentiles (the options' quantile), where its history is long enough.
     policy::LatencyQuantiles Latency(std::size_t index, TimePoint now) const;
+    // Its quantile `q`, where its history has at least `min_samples` answers.
+    policy::LatencyQuantiles LatencyAt(std::size_t index, TimePoint now, double q,
+                                       int min_samples) const;
 
     DeploymentSnapshot Snapshot(std::size_t index, TimePoint now) const;
     policy::RetryBudget& Budget(std::size_t index) { return *entries_[index]->budget; }
+    // The hedges its requests may start (docs/resilience.md#hedged-attempts).
+    policy::HedgeBudget& Hedges(std::size_t index) { return entries_[index]->hedges; }
 
   private:
     struct Entry {
@@ -201,6 +207,7 @@ class DeploymentHealth final {
         std::optional<policy::RateLimitHeaders> headroom;
         std::atomic<int> in_flight{0};
         std::unique_ptr<policy::RetryBudget> budget;
+        policy::HedgeBudget hedges;
     };
     // Blockers at `now` for a locked entry.
     static TimePoint BlockedUntil(const Entry& e, TimePoint now);

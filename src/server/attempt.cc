@@ -76,13 +76,21 @@ void InvalidOutput(AttemptEnd& end, const config::Deployment& deployment, std::s
              {policy::Action::kFailOver, policy::ErrorClass::kInvalidOutput});
 }
 
+// Another attempt of the race answered the client first: this one ends with nothing sent (the
+// executor abandons it).
+void LostTheRace(AttemptEnd& end) {
+    end.Fail({core::ErrorKind::kInternal, "Another attempt answered first."},
+             {policy::Action::kFailOver, policy::ErrorClass::kLocal});
+}
+
 // An attempt answered with a stream: relayed by api::StreamRelay's rules, and how it ended in
 // `end` (`started`: the attempt's start).
 asio::awaitable<void> EndStreamed(RequestContext& ctx, const AttemptSetup& setup,
                                   const config::Deployment& deployment,
                                   upstream::UpstreamCall& call, api::Wire upstream,
                                   std::chrono::steady_clock::time_point started,
-                                  const engine::AttemptLimits& limits, AttemptEnd& end) {
+                                  const engine::AttemptLimits& limits, const RaceSeat& seat,
+                                  AttemptEnd& end) {
     const core::Clock& clock = ctx.Context().clock;
     // The first content is due by the end of the attempt's share of the deadline.
     const milliseconds budget_left =
@@ -96,7 +104,12 @@ asio::awaitable<void> EndStreamed(RequestContext& ctx, const AttemptSetup& setup
     options.front = setup.request.wire;
     options.include_usage = setup.request.include_usage;
     options.check = setup.check;
+    options.seat = &seat;
     StreamResult stream = co_await RelayStream(ctx, call, options);
+    if (stream.lost) {
+        LostTheRace(end);
+        co_return;
+    }
     if (!stream.invalid_output.empty()) {
         InvalidOutput(end, deployment, std::move(stream.invalid_output));
         co_return;
@@ -130,7 +143,7 @@ asio::awaitable<void> EndStreamed(RequestContext& ctx, const AttemptSetup& setup
 asio::awaitable<void> EndWhole(RequestContext& ctx, const AttemptSetup& setup,
                                const config::Deployment& deployment,
                                const upstream::ResponseHeader& header, std::string& body,
-                               api::Wire wire, AttemptEnd& end) {
+                               api::Wire wire, const RaceSeat& seat, AttemptEnd& end) {
     const core::Clock& clock = ctx.Context().clock;
     const api::AnswerShape shape = api::ShapeOfAnswer(body, wire, setup.request.endpoint);
     if (shape != api::AnswerShape::kAnswer) {
@@ -165,8 +178,72 @@ asio::awaitable<void> EndWhole(RequestContext& ctx, const AttemptSetup& setup,
             co_return;
         }
     }
+    if (!seat.Claim(ctx)) {
+        LostTheRace(end);
+        co_return;
+    }
     end.answered = true;
     co_await WriteUpstreamAnswer(ctx, header, body, wire);
+}
+
+// Sends `upstream_request` on `call` and reads how the attempt ends into `end`: relayed or written
+// to the client when it succeeds (and, racing, claims the client first), else the failure read for
+// the classifier.
+asio::awaitable<void> SendAndRead(RequestContext& ctx, const AttemptSetup& setup,
+                                  const config::Deployment& deployment,
+                                  const providers::UpstreamRequest& upstream_request,
+                                  const engine::AttemptLimits& limits, upstream::UpstreamCall& call,
+                                  const RaceSeat& seat, AttemptEnd& end) {
+    ServerContext& context = ctx.Context();
+    // The attempt's limits bound everything before the upstream starts answering; an answer
+    // that has started (a long stream) runs to the total timeout.
+    const auto now = context.clock.Now();
+    const upstream::UpstreamCall::Timeouts timeouts{limits.connect, limits.first_byte,
+                                                    now + setup.timeouts.total};
+    const bool started = co_await call.Start(deployment, upstream_request, timeouts);
+    end.time_to_first_byte = std::chrono::duration_cast<milliseconds>(context.clock.Now() - now);
+    if (!started) {
+        end.Fail(call.Error(), policy::Classify({call.Transport()}, context.clock.WallNow()));
+        // The request's deadline set the first-byte limit (it is the whole first-content budget).
+        end.cut_by_deadline = call.Transport() == policy::Transport::kTimeout &&
+                              limits.deadline_bound && limits.first_byte == limits.first_content;
+        co_return;
+    }
+    const auto& header = call.Header();
+    if (const auto id = HeaderValue(header, providers::RequestIdHeader(deployment.provider))) {
+        ctx.upstream_request_id = std::string(*id);
+    }
+    end.status = header.result_int();
+    NoteRateLimitHeaders(ctx, deployment, header);
+    const bool success = end.status >= 200 && end.status < 300;
+    const std::string_view content_type = header[http::field::content_type];
+    if (success && content_type.starts_with("text/event-stream")) {
+        co_await EndStreamed(ctx, setup, deployment, call, upstream_request.wire, now, limits, seat,
+                             end);
+        co_return;
+    }
+    std::string body;
+    const std::size_t limit = success ? kMaxUpstreamBody : kMaxUpstreamErrorBody;
+    bool read = call.TakeBuffered(body, limit);
+    if (!read) read = co_await call.ReadAll(body, limit);
+    if (!read) {
+        end.Fail(call.Error(), policy::Classify({call.Transport()}, context.clock.WallNow()));
+        co_return;
+    }
+    if (success) {
+        co_await EndWhole(ctx, setup, deployment, header, body, upstream_request.wire, seat, end);
+        co_return;
+    }
+    policy::AttemptResult result;
+    result.status = end.status;
+    result.body = body;
+    result.retry_after = HeaderValue(header, "retry-after");
+    result.retry_after_ms = HeaderValue(header, "retry-after-ms");
+    result.should_retry = HeaderValue(header, "x-should-retry");
+    end.Fail({}, policy::Classify(result, context.clock.WallNow()), end.status);
+    end.failure->header = header;
+    end.failure->body = std::move(body);
+    co_return;
 }
 
 }  // namespace
@@ -174,7 +251,7 @@ asio::awaitable<void> EndWhole(RequestContext& ctx, const AttemptSetup& setup,
 asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& setup,
                                        const config::Deployment& deployment,
                                        routing::PlannedGroup stage,
-                                       const engine::AttemptLimits& limits) {
+                                       const engine::AttemptLimits& limits, AttemptRace* race) {
     ServerContext& context = ctx.Context();
     AttemptEnd end;
     end.upstream = providers::WireOf(deployment.provider);  // until the request says more
@@ -210,53 +287,14 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     end.upstream = upstream_request.wire;
     upstream::UpstreamCall call(ctx.worker.pool, context.clock);
     const TrackedBy<upstream::UpstreamCall> tracked(setup.client, call);
-    // The attempt's limits bound everything before the upstream starts answering; an answer
-    // that has started (a long stream) runs to the total timeout.
-    const auto now = context.clock.Now();
-    const upstream::UpstreamCall::Timeouts timeouts{limits.connect, limits.first_byte,
-                                                    now + setup.timeouts.total};
-    const bool started = co_await call.Start(deployment, upstream_request, timeouts);
-    end.time_to_first_byte = std::chrono::duration_cast<milliseconds>(context.clock.Now() - now);
-    if (!started) {
-        end.Fail(call.Error(), policy::Classify({call.Transport()}, context.clock.WallNow()));
-        // The request's deadline set the first-byte limit (it is the whole first-content budget).
-        end.cut_by_deadline = call.Transport() == policy::Transport::kTimeout &&
-                              limits.deadline_bound && limits.first_byte == limits.first_content;
+    const RaceSeat seat(race, call, deployment, stage);
+    if (seat.Lost()) {
+        end.lost = true;  // another attempt of its race answered already: nothing is sent
+        LostTheRace(end);
         co_return end;
     }
-    const auto& header = call.Header();
-    if (const auto id = HeaderValue(header, providers::RequestIdHeader(deployment.provider))) {
-        ctx.upstream_request_id = std::string(*id);
-    }
-    end.status = header.result_int();
-    NoteRateLimitHeaders(ctx, deployment, header);
-    const bool success = end.status >= 200 && end.status < 300;
-    const std::string_view content_type = header[http::field::content_type];
-    if (success && content_type.starts_with("text/event-stream")) {
-        co_await EndStreamed(ctx, setup, deployment, call, upstream_request.wire, now, limits, end);
-        co_return end;
-    }
-    std::string body;
-    const std::size_t limit = success ? kMaxUpstreamBody : kMaxUpstreamErrorBody;
-    bool read = call.TakeBuffered(body, limit);
-    if (!read) read = co_await call.ReadAll(body, limit);
-    if (!read) {
-        end.Fail(call.Error(), policy::Classify({call.Transport()}, context.clock.WallNow()));
-        co_return end;
-    }
-    if (success) {
-        co_await EndWhole(ctx, setup, deployment, header, body, upstream_request.wire, end);
-        co_return end;
-    }
-    policy::AttemptResult result;
-    result.status = end.status;
-    result.body = body;
-    result.retry_after = HeaderValue(header, "retry-after");
-    result.retry_after_ms = HeaderValue(header, "retry-after-ms");
-    result.should_retry = HeaderValue(header, "x-should-retry");
-    end.Fail({}, policy::Classify(result, context.clock.WallNow()), end.status);
-    end.failure->header = header;
-    end.failure->body = std::move(body);
+    co_await SendAndRead(ctx, setup, deployment, upstream_request, limits, call, seat, end);
+    end.lost = !end.answered && seat.Lost();
     co_return end;
 }
 

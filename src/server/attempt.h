@@ -10,6 +10,7 @@
 #include "engine/attempt_limits.h"
 #include "policy/outcome.h"
 #include "routing/fallback_plan.h"
+#include "server/attempt_race.h"
 #include "server/client_watch.h"
 #include "server/output_check.h"
 #include "server/request_context.h"
@@ -60,6 +61,9 @@ struct AttemptEnd {
     // resort), shorter than the deployment's limits: a fact about the request, not about the
     // deployment's health.
     bool cut_by_deadline = false;
+    // Racing (a hedged attempt or its hedge): another attempt of the race answered first, and
+    // this one was aborted or never sent (docs/resilience.md#hedged-attempts).
+    bool lost = false;
 
     // Marks the attempt failed, the only way it becomes so; `status` as above.
     void Fail(core::LocalError error, policy::Outcome outcome, unsigned status_read = 0) {
@@ -73,10 +77,11 @@ struct AttemptEnd {
 // One attempt on `deployment` as a member of `stage`, within `limits`: builds the request in the
 // deployment's API, sends it, and either answers the client (a success, relayed or streamed) or
 // reads the failure for the classifier. Rate-limit headers on the answer lower the deployment's
-// headroom. Sets the served-by fields of `ctx` as it goes.
+// headroom. Sets the served-by fields of `ctx` as it goes. `race` (null: it runs alone): the
+// race it runs in, for the client with the other attempt in it.
 asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& setup,
                                        const config::Deployment& deployment,
                                        routing::PlannedGroup stage,
-                                       const engine::AttemptLimits& limits);
+                                       const engine::AttemptLimits& limits, AttemptRace* race);
 
 }  // namespace switchyard::server

@@ -50,7 +50,9 @@ void ClientWatch::ClientLeft() {
     }
     if (orphans_ != nullptr) orphans_->fetch_sub(1, std::memory_order_relaxed);
     gone_ = true;
-    if (call_ != nullptr) call_->Abort();
+    for (upstream::UpstreamCall* call : calls_) {
+        if (call != nullptr) call->Abort();
+    }
     if (timer_ != nullptr) timer_->cancel();
 }
 

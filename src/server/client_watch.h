@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <memory>
 
 #include "server/request_context.h"
@@ -30,9 +31,23 @@ class ClientWatch final : public std::enable_shared_from_this<ClientWatch> {
     ~ClientWatch();
 
     bool Gone() const { return gone_; }
-    // What to stop if the client goes: the attempt in flight, the wait in progress (or null).
-    void Track(upstream::UpstreamCall* call) { call_ = call; }
+    // What to stop if the client goes: the attempts in flight (two while one is hedged), the wait
+    // in progress. Untrack forgets one.
+    void Track(upstream::UpstreamCall* call) {
+        for (upstream::UpstreamCall*& slot : calls_) {
+            if (slot == nullptr) {
+                slot = call;
+                return;
+            }
+        }
+    }
+    void Untrack(upstream::UpstreamCall* call) {
+        for (upstream::UpstreamCall*& slot : calls_) {
+            if (slot == call) slot = nullptr;
+        }
+    }
     void Track(asio::steady_timer* timer) { timer_ = timer; }
+    void Untrack(asio::steady_timer*) { timer_ = nullptr; }
     // Ends the watch; it never touches the socket afterwards.
     void Stop();
 
@@ -48,7 +63,7 @@ class ClientWatch final : public std::enable_shared_from_this<ClientWatch> {
     bool orphaned_ = false;      // counted in *orphans_
     bool gone_ = false;
     bool stopped_ = false;
-    upstream::UpstreamCall* call_ = nullptr;
+    std::array<upstream::UpstreamCall*, 2> calls_{};
     asio::steady_timer* timer_ = nullptr;
 };
 
@@ -56,17 +71,18 @@ class ClientWatch final : public std::enable_shared_from_this<ClientWatch> {
 template <class Work>
 class TrackedBy final {
   public:
-    TrackedBy(ClientWatch* watch, Work& work) : watch_(watch) {
+    TrackedBy(ClientWatch* watch, Work& work) : watch_(watch), work_(work) {
         if (watch_ != nullptr) watch_->Track(&work);
     }
     TrackedBy(const TrackedBy&) = delete;
     TrackedBy& operator=(const TrackedBy&) = delete;
     ~TrackedBy() {
-        if (watch_ != nullptr) watch_->Track(static_cast<Work*>(nullptr));
+        if (watch_ != nullptr) watch_->Untrack(&work_);
     }
 
   private:
     ClientWatch* watch_;
+    Work& work_;
 };
 
 // Stops a ClientWatch when the request's handling ends, however it ends.

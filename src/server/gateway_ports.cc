@@ -60,38 +60,57 @@ class GatewayPorts final : public engine::Ports {
 
     asio::awaitable<engine::AttemptReport> Attempt(const engine::Target& target,
                                                    const routing::PlannedGroup& stage,
-                                                   const engine::AttemptLimits& limits,
-                                                   bool panic) override {
+                                                   const engine::AttemptLimits& limits, bool panic,
+                                                   engine::AttemptRole role) override {
         const config::Deployment& deployment = *target.deployment;
-        if (!walk_.notes.empty()) {
+        const bool hedge = role == engine::AttemptRole::kHedge;
+        if (!walk_.notes.empty() && !hedge) {
             // Sent because an earlier attempt of this request failed.
             const core::AttemptNote& failed = walk_.notes.back();
             ctx_.Context().metrics.CountRetry(ctx_.worker.index, failed.model_group,
                                               failed.error_class);
         }
-        if (ctx_.trace) ctx_.trace->BeginAttempt(deployment, stage, !walk_.notes.empty());
-        ctx_.record.panic = panic;
+        std::size_t span = 0;
+        if (ctx_.trace)
+            span = ctx_.trace->BeginAttempt(deployment, stage, !walk_.notes.empty(), hedge);
+        if (hedge) {
+            ctx_.record.hedged = true;
+        } else {
+            ctx_.record.panic = panic;
+        }
         if (panic) ctx_.Context().metrics.CountPanicAttempt(deployment.name);
-        end_ = co_await RunAttempt(ctx_, walk_.setup, deployment, stage, limits);
-        if (ctx_.trace) ctx_.trace->EndAttempt(end_, ctx_.upstream_request_id);
+        AttemptRace* race = role == engine::AttemptRole::kAlone ? nullptr : &walk_.race;
+        AttemptEnd end = co_await RunAttempt(ctx_, walk_.setup, deployment, stage, limits, race);
+        if (ctx_.trace) ctx_.trace->EndAttempt(span, end, ctx_.upstream_request_id);
+        if (hedge) {
+            ctx_.Context().metrics.CountHedge(deployment.name, end.answered ? "won"
+                                                               : end.lost   ? "lost"
+                                                                            : "failed");
+        }
         engine::AttemptReport report;
-        report.outcome = end_.Outcome();
-        report.answered = end_.answered;
-        report.cut_by_deadline = end_.cut_by_deadline;
-        report.timed_out = end_.failure && end_.status == 0 &&
-                           end_.failure->outcome.error_class == policy::ErrorClass::kTimeout;
-        report.time_to_first_byte = end_.time_to_first_byte;
-        report.streamed = end_.streamed;
-        report.longest_gap = end_.longest_gap;
-        if (end_.streamed && end_.time_to_first_token && end_.time_to_first_byte) {
+        report.outcome = end.Outcome();
+        report.answered = end.answered;
+        report.lost = end.lost;
+        report.cut_by_deadline = end.cut_by_deadline;
+        report.timed_out = end.failure && end.status == 0 &&
+                           end.failure->outcome.error_class == policy::ErrorClass::kTimeout;
+        report.time_to_first_byte = end.time_to_first_byte;
+        report.streamed = end.streamed;
+        report.longest_gap = end.longest_gap;
+        if (end.streamed && end.time_to_first_token && end.time_to_first_byte) {
             report.first_token_after_head =
-                std::chrono::duration_cast<milliseconds>(*end_.time_to_first_token) -
-                *end_.time_to_first_byte;
+                std::chrono::duration_cast<milliseconds>(*end.time_to_first_token) -
+                *end.time_to_first_byte;
         }
         report.input_tokens = ctx_.record.input_tokens;
         report.output_tokens = ctx_.record.output_tokens;
+        end_ = std::move(end);  // until Recorded, which follows without a suspension
         co_return report;
     }
+
+    bool CanRace() const override { return true; }
+    void RaceBegins() override { walk_.race.Reset(); }
+    bool RaceDecided() const override { return walk_.race.Decided(); }
 
     asio::awaitable<void> Sleep(milliseconds wait, engine::Action::WaitFor wait_for) override {
         const core::Clock& clock = ctx_.Context().clock;
@@ -149,7 +168,8 @@ class GatewayPorts final : public engine::Ports {
                   const engine::AttemptReport& report, bool, bool disabled) override {
         ServerContext& context = ctx_.Context();
         const policy::ErrorClass error = report.outcome.error_class;
-        context.metrics.CountAttempt(ctx_.worker.index, deployment.name, policy::Name(error));
+        context.metrics.CountAttempt(ctx_.worker.index, deployment.name,
+                                     report.lost ? "lost_race" : policy::Name(error));
         if (report.answered) {
             ctx_.record.cost_usd =
                 CostOfTokens(deployment, ctx_.record.input_tokens, ctx_.record.output_tokens);
@@ -163,7 +183,7 @@ class GatewayPorts final : public engine::Ports {
             context.metrics.CountSpendCapDisable(deployment.name);
             AlertDisabled(ctx_, deployment);
         }
-        if (error != policy::ErrorClass::kNone) {
+        if (error != policy::ErrorClass::kNone && !report.lost) {
             // Every failed attempt, a stream that failed after its commit point too.
             context.metrics.Failures().Add(
                 {context.clock.WallNow(), stage.group->name, deployment.name, end_.status,
@@ -173,6 +193,7 @@ class GatewayPorts final : public engine::Ports {
             if (stage.depth > 0) context.metrics.CountFallback(stage.depth);
             return;
         }
+        if (report.lost) return;  // cancelled: another attempt of its race answered
         walk_.notes.push_back({stage.group->name, deployment.name, end_.status,
                                std::string(policy::Name(error)), ctx_.upstream_request_id,
                                walk_.waited.count()});

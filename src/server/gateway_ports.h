@@ -31,6 +31,7 @@ struct Walk {
     // requests like it (0: unknown).
     std::size_t waited_for = 0;
     std::chrono::milliseconds spacing{0};
+    AttemptRace race;  // a hedged attempt's and its hedge's (docs/resilience.md#hedged-attempts)
 };
 
 // Executes the engine's actions until the request is answered or the engine stops: returns the

@@ -92,14 +92,23 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
     char buffer[16 * 1024];
     std::optional<std::chrono::steady_clock::time_point> last_progress;
     call.SetReadDeadline(clock.Now() + options.first_token);
+    const auto lost = [&] {  // this attempt may not answer: another one of its race did
+        result.lost = options.seat != nullptr && !options.seat->Claim(ctx);
+        return result.lost;
+    };
     while (!call.Done()) {
         const std::size_t n = co_await call.ReadSome(buffer, sizeof buffer);
         if (call.Failed()) break;
+        if (options.seat != nullptr && !result.committed && options.seat->Lost()) {
+            result.lost = true;
+            co_return result;
+        }
         if (n == 0) continue;
         const api::StreamRelay::Read read = relay.Feed({buffer, n});
         ctx.next_sequence = relay.NextSequence();
         if (read.content_began) result.first_content = clock.Now();
         if (read.commits) {
+            if (lost()) co_return result;
             result.committed = true;  // an early return below (the client left) is answered too
             lines = OpenStream(ctx, call.Header(), relay.Translating());
         }
@@ -144,7 +153,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
     }
     if (!result.committed) {
         // Before the commit point (or anywhere when held whole) a failure fails the attempt.
-        if (result.Failed()) co_return result;
+        if (result.Failed() || lost()) co_return result;
         relay.CommitWhole();
         result.committed = true;
         if (options.assemble) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "server/attempt_race.h"
 #include "server/output_check.h"
 #include "server/request_context.h"
 #include "server/served_answer.h"
@@ -27,6 +28,9 @@ struct StreamOptions {
     const boost::json::object* request = nullptr;  // the client's request (Responses echoes it)
     // The JSON schema the answer must match: checked when the stream ends (null: none).
     const OutputCheck* check = nullptr;
+    // The attempt's place in a race for the client (docs/resilience.md#hedged-attempts): it must
+    // claim the client before anything goes downstream (null: it runs alone).
+    const RaceSeat* seat = nullptr;
 };
 
 // How a relayed stream ended. A failure before the commit point fails the attempt (nothing went
@@ -43,6 +47,8 @@ struct StreamResult {
     // What is wrong with a whole stream held back (background, assembled) whose text does not
     // match the schema, when that fails the attempt: nothing went downstream.
     std::string invalid_output;
+    // Another attempt of its race answered the client first: nothing went downstream.
+    bool lost = false;
 
     bool Failed() const { return transport != policy::Transport::kOk || !error_event.empty(); }
 };

@@ -1,5 +1,6 @@
 #include "server/request_trace.h"
 
+#include <algorithm>
 #include <random>
 
 #include "observe/trace_exporter.h"
@@ -94,10 +95,10 @@ Span& RequestTrace::Open(std::string name, Span::Kind kind) {
     return span;
 }
 
-void RequestTrace::BeginAttempt(const config::Deployment& deployment,
-                                const routing::PlannedGroup& stage, bool retry) {
+std::size_t RequestTrace::BeginAttempt(const config::Deployment& deployment,
+                                       const routing::PlannedGroup& stage, bool retry, bool hedge) {
     Span& span = Open(std::string(Operation(ctx_)) + " " + deployment.model, Span::Kind::kClient);
-    attempt_ = children_.size() - 1;
+    attempts_.push_back(children_.size() - 1);
     span.Set("gen_ai.operation.name", std::string(Operation(ctx_)));
     span.Set("gen_ai.system", std::string(System(deployment.provider)));
     span.Set("gen_ai.request.model", deployment.model);
@@ -107,18 +108,22 @@ void RequestTrace::BeginAttempt(const config::Deployment& deployment,
     span.Set("switchyard.deployment", deployment.name);
     span.Set("switchyard.fallback_depth", static_cast<std::int64_t>(stage.depth));
     span.Set("switchyard.retry", retry);
+    if (hedge) span.Set("switchyard.hedge", true);
+    return attempts_.back();
 }
 
 std::string RequestTrace::UpstreamTraceParent() const {
     observe::TraceParent parent{request_.trace_id, request_.span_id, true};
-    if (attempt_) parent.span_id = children_[*attempt_].span_id;
+    if (!attempts_.empty()) parent.span_id = children_[attempts_.back()].span_id;
     return observe::FormatTraceParent(parent);
 }
 
-void RequestTrace::EndAttempt(const AttemptEnd& end, std::string_view upstream_request_id) {
-    if (!attempt_) return;
-    Span& span = children_[*attempt_];
-    attempt_.reset();
+void RequestTrace::EndAttempt(std::size_t index, const AttemptEnd& end,
+                              std::string_view upstream_request_id) {
+    const auto open = std::find(attempts_.begin(), attempts_.end(), index);
+    if (open == attempts_.end()) return;
+    attempts_.erase(open);
+    Span& span = children_[index];
     span.end_unix_ns = NowNs();
     if (end.status != 0)
         span.Set("http.response.status_code", static_cast<std::int64_t>(end.status));
@@ -138,6 +143,7 @@ void RequestTrace::EndAttempt(const AttemptEnd& end, std::string_view upstream_r
         span.Set("switchyard.time_to_first_token_ms",
                  std::chrono::duration<double, std::milli>(*end.time_to_first_token).count());
     }
+    if (end.lost) span.Set("switchyard.lost_race", true);
     if (end.answered) answered_model_ = ctx_.model;
     if (outcome.error_class != policy::ErrorClass::kNone) {
         span.error = true;
@@ -163,10 +169,10 @@ void RequestTrace::EndWait() {
 void RequestTrace::Finish(RequestContext& ctx) {
     const std::int64_t now = NowNs();
     // Spans cut short by an exception or a client that left end with the request.
-    if (attempt_) {
-        children_[*attempt_].end_unix_ns = now;
-        children_[*attempt_].error = true;
-        children_[*attempt_].status_message = "the request ended during the attempt";
+    for (const std::size_t open : attempts_) {
+        children_[open].end_unix_ns = now;
+        children_[open].error = true;
+        children_[open].status_message = "the request ended during the attempt";
     }
     if (wait_) children_[*wait_].end_unix_ns = now;
     const observe::RequestRecord& r = ctx.record;

@@ -26,12 +26,13 @@ class RequestTrace final {
     static std::unique_ptr<RequestTrace> Start(RequestContext& ctx,
                                                std::string_view requested_model);
 
-    // An upstream attempt begins: its span is the parent the upstream sees.
-    void BeginAttempt(const config::Deployment& deployment, const routing::PlannedGroup& stage,
-                      bool retry);
-    // The `traceparent` to send upstream for the attempt under way.
+    // An upstream attempt begins: its span is the parent the upstream sees. Returns the span,
+    // for EndAttempt (a hedged attempt and its hedge are open at once).
+    std::size_t BeginAttempt(const config::Deployment& deployment,
+                             const routing::PlannedGroup& stage, bool retry, bool hedge);
+    // The `traceparent` to send upstream for the attempt begun last.
     std::string UpstreamTraceParent() const;
-    void EndAttempt(const AttemptEnd& end, std::string_view upstream_request_id);
+    void EndAttempt(std::size_t span, const AttemptEnd& end, std::string_view upstream_request_id);
     void BeginWait(std::string_view reason, std::chrono::milliseconds planned);
     void EndWait();
     // The request ended: its span gets what the request record says, and every span goes to the
@@ -47,9 +48,9 @@ class RequestTrace final {
     RequestContext& ctx_;
     observe::Span request_;
     std::vector<observe::Span> children_;
-    std::optional<std::size_t> attempt_;  // index of the open attempt span
-    std::optional<std::size_t> wait_;     // index of the open wait span
-    std::string answered_model_;          // the model of the attempt that answered, if any
+    std::vector<std::size_t> attempts_;  // indexes of the open attempt spans
+    std::optional<std::size_t> wait_;    // index of the open wait span
+    std::string answered_model_;         // the model of the attempt that answered, if any
 };
 
 // The traceparent for an upstream attempt: the trace's when the request is traced, else the

@@ -48,6 +48,10 @@ void ForEachServedHeader(const RequestContext& ctx, Set set) {
     }
     if (!ctx.validation.empty()) set("x-switchyard-validation", ctx.validation);
     if (ctx.record.panic) set("x-switchyard-panic", std::string_view("benched-deployment-tried"));
+    if (ctx.record.hedged) {
+        set("x-switchyard-hedged",
+            std::string_view(ctx.record.hedge_answered ? "hedge-answered" : "first-answered"));
+    }
 }
 
 }  // namespace

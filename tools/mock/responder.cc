@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <memory>
 #include <utility>
+#include <variant>
 
 #include "http_head.h"
 
@@ -303,7 +305,9 @@ asio::awaitable<After> Responder::Serve(const ProviderRequest& request, const Fa
     Record(silent ? 0 : error_status.value_or(200), fault_text);
 
     if (fault != nullptr) {
-        if (fault->delay_headers.count() > 0) co_await Sleep(fault->delay_headers);
+        if (fault->delay_headers.count() > 0 && !co_await DelayUnlessClosed(fault->delay_headers)) {
+            co_return After::kGone;
+        }
         if (fault->reset) {
             downstream_.Reset();
             co_return After::kGone;
@@ -457,6 +461,15 @@ asio::awaitable<bool> Responder::Write() { co_return co_await downstream_.Write(
 asio::awaitable<void> Responder::Sleep(milliseconds duration) {
     timer_.expires_after(duration);
     co_await timer_.async_wait(kAsTuple);
+}
+
+asio::awaitable<bool> Responder::DelayUnlessClosed(milliseconds duration) {
+    using namespace asio::experimental::awaitable_operators;
+    const std::variant<std::monostate, std::monostate> first =
+        co_await (Sleep(duration) || downstream_.WaitForPeerClose());
+    if (first.index() == 0) co_return true;
+    shared_.stats.CountClientClosed(exchange_.model);
+    co_return false;
 }
 
 // A response padded by event_bytes leaves buffers of its size behind; a connection that goes on

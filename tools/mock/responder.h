@@ -115,6 +115,8 @@ class Responder final {
     void BeginExchange();
     boost::asio::awaitable<bool> Write();  // Writes out_.
     boost::asio::awaitable<void> Sleep(milliseconds duration);
+    // Sleeps `duration` unless the client closes its connection first: false then (counted).
+    boost::asio::awaitable<bool> DelayUnlessClosed(milliseconds duration);
     After Continue() const { return exchange_.keep_alive ? After::kKeepAlive : After::kClose; }
 
     // answers.cc: the answers of each API and the faults that shape them.

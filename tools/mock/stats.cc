@@ -78,9 +78,22 @@ void Stats::Record(const RequestObservation& observation) {
     entry.body.assign(observation.body.substr(0, kBodyPrefix));
 }
 
+void Stats::CountClientClosed(std::string_view model) {
+    std::lock_guard lock(mutex_);
+    ++client_closed_;
+    const auto it = client_closed_models_.find(model);
+    if (it != client_closed_models_.end()) {
+        ++it->second;
+    } else {
+        client_closed_models_.emplace(std::string(model), 1);
+    }
+}
+
 void Stats::Reset() {
     std::lock_guard lock(mutex_);
     total_ = 0;
+    client_closed_ = 0;
+    client_closed_models_.clear();
     paths_.clear();
     models_.clear();
     rate_limited_ = 0;
@@ -110,7 +123,10 @@ std::string Stats::ToJson() const {
         fmt::format_to(std::back_inserter(out), ":{}",
                        it == rate_limited_reasons_.end() ? 0 : it->second);
     }
-    out += R"(}},"requests":[)";
+    fmt::format_to(std::back_inserter(out), R"(}}}},"client_closed":{{"total":{},"models":)",
+                   client_closed_);
+    AppendCounts(out, client_closed_models_);
+    out += R"(},"requests":[)";
     const std::uint64_t first_seq = total_ > kCapacity ? total_ - kCapacity + 1 : 1;
     for (std::uint64_t seq = first_seq; seq <= total_; ++seq) {
         const Entry& entry = log_[seq % kCapacity];

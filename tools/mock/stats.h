@@ -39,6 +39,9 @@ class Stats final {
     Stats();
 
     void Record(const RequestObservation& observation);
+    // A client closed its connection while the response head was delayed (delay_headers_ms): it
+    // gave up on the request (a gateway cancelling a hedged attempt's loser, a timeout).
+    void CountClientClosed(std::string_view model);
 
     // Clears every counter and the request log; sequence numbers start again at 1.
     void Reset();
@@ -70,6 +73,8 @@ class Stats final {
     std::uint64_t rate_limited_ = 0;
     std::map<std::string, std::uint64_t, std::less<>> rate_limited_paths_;
     std::map<std::string, std::uint64_t, std::less<>> rate_limited_reasons_;
+    std::uint64_t client_closed_ = 0;
+    std::map<std::string, std::uint64_t, std::less<>> client_closed_models_;
     // Ring buffer: slot seq % kCapacity holds request `seq`. Slots are overwritten in place so
     // their strings keep their capacity.
     std::vector<Entry> log_;

@@ -22,7 +22,8 @@ TEST(Stats, CountsAndKeepsTheMostRecentRequests) {
                                  R"("models":{"a":5003,"b":5002},)"
                                  R"("rate_limited":{"total":0,"paths":{},"reasons":{"requests":0,)"
                                  R"("tokens":0,"input_tokens":0,"output_tokens":0,)"
-                                 R"("acceleration":0}},"requests":[{"seq":6,)"))
+                                 R"("acceleration":0}},"client_closed":{"total":0,"models":{}},)"
+                                 R"("requests":[{"seq":6,)"))
         << json.substr(0, 200);
     EXPECT_NE(json.find(R"("t_ms":1700000000000.250,"status":200,"fault":"","rate_limit":"",)"
                         R"("headers":{"x-stainless-retry-count":"0"},"body":"{\"model\":\"a\"}"})"),
@@ -35,7 +36,19 @@ TEST(Stats, CountsAndKeepsTheMostRecentRequests) {
     EXPECT_EQ(stats.ToJson(),
               R"({"total":0,"paths":{},"models":{},"rate_limited":{"total":0,"paths":{},)"
               R"("reasons":{"requests":0,"tokens":0,"input_tokens":0,"output_tokens":0,)"
-              R"("acceleration":0}},"requests":[]})");
+              R"("acceleration":0}},"client_closed":{"total":0,"models":{}},"requests":[]})");
+}
+
+TEST(Stats, CountsClientsThatClosedBeforeTheirAnswerByModel) {
+    Stats stats;
+    stats.CountClientClosed("a");
+    stats.CountClientClosed("a");
+    stats.CountClientClosed("b");
+    EXPECT_NE(stats.ToJson().find(R"("client_closed":{"total":3,"models":{"a":2,"b":1}})"),
+              std::string::npos)
+        << stats.ToJson();
+    stats.Reset();
+    EXPECT_NE(stats.ToJson().find(R"("client_closed":{"total":0,"models":{}})"), std::string::npos);
 }
 
 TEST(Stats, CountsRateLimitRejectionsByPathAndReason) {

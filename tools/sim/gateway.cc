@@ -66,8 +66,8 @@ class SimGateway::Ports final : public engine::Ports {
 
     asio::awaitable<engine::AttemptReport> Attempt(const engine::Target& target,
                                                    const routing::PlannedGroup&,
-                                                   const engine::AttemptLimits& limits,
-                                                   bool) override {
+                                                   const engine::AttemptLimits& limits, bool,
+                                                   engine::AttemptRole) override {
         co_return co_await gateway_.Attempt(walk_, *target.deployment, limits);
     }
 

@@ -55,8 +55,8 @@ class ScriptedPorts final : public Ports {
     bool ClientGone() const override { return gone_after_ >= 0 && int(sent.size()) >= gone_after_; }
 
     asio::awaitable<AttemptReport> Attempt(const Target& target, const routing::PlannedGroup&,
-                                           const AttemptLimits& attempt_limits,
-                                           bool panic) override {
+                                           const AttemptLimits& attempt_limits, bool panic,
+                                           AttemptRole) override {
         const std::string& name = target.deployment->name;
         sent.push_back(name);
         limits.push_back(attempt_limits);

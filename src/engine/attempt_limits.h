@@ -51,10 +51,10 @@ std::optional<milliseconds> ExpectedFirstContent(const AttemptShape& shape,
 // the budget is the whole rest of the deadline, so a cut is the request's, not the deployment's.
 AttemptLimits WithinBudget(AttemptLimits limits, milliseconds budget, bool is_deadline);
 
-// How long an attempt may go without content before it is hedged (docs/resilience.md#hedged-
-// attempts): the configured delay, or (`auto`) twice the deployment's median time to its first
-// content as `median` gives it, at least 50 ms; nullopt under `auto` while the history is too
-// short.
+// How long an attempt may go without content before it is hedged
+// (docs/resilience.md#hedged-attempts): the configured delay, or (`auto`) twice the deployment's
+// median time to its first content as `median` gives it, at least 50 ms; nullopt under `auto` while
+// the history is too short.
 std::optional<milliseconds> HedgeDelay(const config::HedgeConfig& hedge, const AttemptShape& shape,
                                        const policy::LatencyQuantiles& median);
 

@@ -30,11 +30,11 @@ namespace switchyard::engine {
 //    chain can serve again (when every one is blocked until a known instant).
 Action Decide(AttemptState& state, Event event, const World& world);
 
-// A hedge of the send in flight, which has produced no content yet (docs/resilience.md#hedged-
-// attempts): a kSend to the target the engine would choose next if that send failed — the first
-// untried target of the chain that can serve now — when the request may make one more attempt
-// after both and its deadline has not passed; nullopt otherwise. Its outcome comes with the
-// send's (event::Attempted::hedge) unless it answered.
+// A hedge of the send in flight, which has produced no content yet
+// (docs/resilience.md#hedged-attempts): a kSend to the target the engine would choose next if that
+// send failed — the first untried target of the chain that can serve now — when the request may
+// make one more attempt after both and its deadline has not passed; nullopt otherwise. Its outcome
+// comes with the send's (event::Attempted::hedge) unless it answered.
 std::optional<Action> Hedge(AttemptState& state, const World& world);
 
 }  // namespace switchyard::engine

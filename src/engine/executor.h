@@ -44,8 +44,8 @@ struct RequestFacts {
     AttemptShape shape;                            // what its attempts look like to their limits
 };
 
-// Where an attempt stands among the request's attempts in flight (docs/resilience.md#hedged-
-// attempts).
+// Where an attempt stands among the request's attempts in flight
+// (docs/resilience.md#hedged-attempts).
 enum class AttemptRole {
     kAlone,   // the only one
     kRacing,  // it may be hedged: the first of the race's attempts to answer the client wins

@@ -109,14 +109,14 @@ slow() {
     tail -n +2 "$slowdown" >> "$DIR/slow.csv"
     rm -f "$slowdown"
     {
-        echo "# variant hang_ok tail_ok slowdown_ok hang_calls tail_calls slowdown_calls"
-        join <(pivot "$DIR/slow.csv" hang availability_pct upstream_per_request |
-                   awk '{ print NR, $0 }') \
-             <(join <(pivot "$DIR/slow.csv" tail availability_pct upstream_per_request |
-                          awk '{ print NR, $0 }') \
-                    <(pivot "$DIR/slow.csv" slowdown availability_pct upstream_per_request |
-                          awk '{ print NR, $0 }')) |
-            awk '{ print $2, $3, $6, $9, $4, $7, $10 }'
+        echo "# variant hang_ok tail_ok slowdown_ok hang_calls tail_calls slowdown_calls" \
+             "hang_p99_s tail_p99_s slowdown_p99_s"
+        local columns="availability_pct upstream_per_request p99_ok_ms"
+        # shellcheck disable=SC2086
+        paste -d' ' <(pivot "$DIR/slow.csv" hang $columns) \
+                    <(pivot "$DIR/slow.csv" tail $columns | cut -d' ' -f2-) \
+                    <(pivot "$DIR/slow.csv" slowdown $columns | cut -d' ' -f2-) |
+            awk '{ print $1, $2, $5, $8, $3, $6, $9, $4 / 1000, $7 / 1000, $10 / 1000 }'
     } > "$DIR/slow.dat"
     gnuplot "$DIR/plots/slow.gp"
 }

@@ -105,6 +105,7 @@ struct AttemptState {
     // A hedge of the send in flight (docs/resilience.md#hedged-attempts): its target, until the
     // race's event arrives.
     std::optional<std::size_t> hedge;
+    bool hedge_last_resort = false;  // that hedge was the chain's last resort
 
     // Appends `chain`'s stages and targets.
     void Append(const std::vector<Stage>& chain);

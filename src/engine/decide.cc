@@ -52,9 +52,10 @@ bool Free(const AttemptState& s, const World& world, std::size_t i) {
 // The attempt's share of the rest of the deadline: what is left after every other stage that
 // could serve now — the later ones, or another deployment of this one — gets what it needs (its
 // expected time before content when its history says, else an equal share). Sets `last_resort`
-// when nothing could follow it.
-milliseconds Budget(const AttemptState& s, const World& world, std::size_t index,
-                    bool& last_resort) {
+// when nothing could follow it. `running`: a target whose attempt is in flight (a hedge's), no
+// later resort.
+milliseconds Budget(const AttemptState& s, const World& world, std::size_t index, bool& last_resort,
+                    std::optional<std::size_t> running = std::nullopt) {
     const milliseconds rest =
         std::max(milliseconds(1), std::chrono::ceil<milliseconds>(s.deadline - world.now));
     last_resort = s.attempts + 1 >= s.policy.max_attempts;
@@ -64,7 +65,9 @@ milliseconds Budget(const AttemptState& s, const World& world, std::size_t index
     for (std::size_t st = s.stage; st < s.stages.size() && !last_resort; ++st) {
         const StageState& stage = s.stages[st];
         for (std::size_t i = stage.first_target; i < stage.first_target + stage.target_count; ++i) {
-            if (i == index || s.targets[i].attempts > 0 || !Free(s, world, i)) continue;
+            if (i == index || i == running || s.targets[i].attempts > 0 || !Free(s, world, i)) {
+                continue;
+            }
             ++others;
             if (const auto expected = Health(world, s.targets[i]).expected) {
                 known += *expected;
@@ -308,9 +311,8 @@ std::optional<Action> Record(AttemptState& s, const event::Attempted& e) {
         std::max(milliseconds(0), std::chrono::ceil<milliseconds>(e.ended - e.started));
     std::optional<Action> decided = RecordOn(s, t, e.outcome, e.ended, e.cut, s.sent_last_resort);
     if (hedge && e.hedge) {
-        // A hedge is never its chain's last resort: one more attempt was left after it.
-        std::optional<Action> hedged =
-            RecordOn(s, s.targets[*hedge], e.hedge->outcome, e.ended, e.hedge->cut, false);
+        std::optional<Action> hedged = RecordOn(s, s.targets[*hedge], e.hedge->outcome, e.ended,
+                                                e.hedge->cut, s.hedge_last_resort);
         if (!decided) decided = hedged;
     }
     return decided;
@@ -342,8 +344,10 @@ std::optional<Action> Hedge(AttemptState& s, const World& world) {
         Action a;
         a.kind = Kind::kSend;
         a.target = i;
-        a.budget = Budget(s, world, i, a.last_resort);
-        a.last_resort = false;
+        // With nothing after it but the attempt it hedges, it is the chain's last resort: the
+        // rest of the deadline and the configured limits.
+        a.budget = Budget(s, world, i, a.last_resort, s.sent);
+        s.hedge_last_resort = a.last_resort;
         return a;
     }
     return std::nullopt;

@@ -31,6 +31,10 @@ void Ports::NoHeadroom(const config::Deployment&, milliseconds) {}
 void Ports::Recorded(const config::Deployment&, const routing::PlannedGroup&, const AttemptReport&,
                      bool, bool) {}
 void Ports::Queued(const Action&) {}
+void Ports::WakeAfter(milliseconds wait, std::shared_ptr<asio::steady_timer> wake) {
+    auto timer = std::make_shared<asio::steady_timer>(wake->get_executor(), wait);
+    timer->async_wait([timer, wake](const boost::system::error_code&) { wake->cancel(); });
+}
 
 namespace {
 
@@ -329,7 +333,14 @@ asio::awaitable<std::optional<Event>> SendRacing(AttemptState& state, const Surr
         std::exception_ptr error;
     };
     const auto executor = co_await asio::this_coro::executor;
-    asio::steady_timer wake(executor);
+    // Cancelled when a runner ends or the hedge delay passes; shared with the delay's handler,
+    // which may outlive the race.
+    const auto wake =
+        std::make_shared<asio::steady_timer>(executor, asio::steady_timer::time_point::max());
+    const auto wait = [&wake]() -> asio::awaitable<void> {
+        co_await wake->async_wait(asio::as_tuple(asio::use_awaitable));
+        wake->expires_at(asio::steady_timer::time_point::max());
+    };
     Runner first;
     Runner second;
     bool hedged = false;
@@ -337,17 +348,18 @@ asio::awaitable<std::optional<Event>> SendRacing(AttemptState& state, const Surr
         asio::co_spawn(
             executor,
             SendAttempt(state, around, facts, ports, queue, action, around.clock.Now(), role),
-            [&runner, &wake](std::exception_ptr error, std::optional<Event> event) {
+            [&runner, wake](std::exception_ptr error, std::optional<Event> event) {
                 runner.done = true;
                 runner.event = std::move(event);
                 runner.error = error;
-                wake.cancel();
+                wake->cancel();
             });
     };
     ports.RaceBegins();
     run(send, first, AttemptRole::kRacing);
-    wake.expires_after(delay);
-    co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
+    const TimePoint hedge_at = around.clock.Now() + delay;
+    ports.WakeAfter(delay, wake);
+    while (!first.done && around.clock.Now() < hedge_at) co_await wait();
     if (!first.done && !ports.RaceDecided() && !ports.ClientGone()) {
         const TimePoint now = around.clock.Now();
         ReadTargetHealth(state, around.health, now, facts.shape, false, health_now);
@@ -358,10 +370,7 @@ asio::awaitable<std::optional<Event>> SendRacing(AttemptState& state, const Surr
             if (hedged) run(*hedge, second, AttemptRole::kHedge);
         }
     }
-    while (!first.done || (hedged && !second.done)) {
-        wake.expires_at(asio::steady_timer::time_point::max());
-        co_await wake.async_wait(asio::as_tuple(asio::use_awaitable));
-    }
+    while (!first.done || (hedged && !second.done)) co_await wait();
     if (first.error) std::rethrow_exception(first.error);
     if (second.error) std::rethrow_exception(second.error);
     if (!first.event || (hedged && !second.event)) co_return std::nullopt;  // answered

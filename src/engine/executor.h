@@ -1,8 +1,10 @@
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -100,6 +102,11 @@ class Ports {
     virtual bool CanRace() const { return false; }
     virtual void RaceBegins() {}
     virtual bool RaceDecided() const { return false; }
+    // Cancels `wake` (a timer the executor waits on, set to never expire) once `wait` has
+    // passed; the handler holds nothing of the request but `wake`. By default on the steady
+    // clock.
+    virtual void WakeAfter(std::chrono::milliseconds wait,
+                           std::shared_ptr<boost::asio::steady_timer> wake);
     // Lets `wait` pass (less when the client leaves).
     virtual boost::asio::awaitable<void> Sleep(std::chrono::milliseconds wait,
                                                Action::WaitFor wait_for) = 0;

@@ -1,6 +1,8 @@
 #include "gateway.h"
 
 #include <algorithm>
+#include <array>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
@@ -54,6 +56,12 @@ struct SimGateway::Walk {
     policy::ErrorClass last_class = policy::ErrorClass::kNone;
     std::string last_head;  // of the last upstream answer, passed through with a client error
     GatewayAnswer answer;   // of the attempt that answered
+    // The race of a hedged attempt and its hedge: who answered first, and each runner's wait.
+    struct Race {
+        std::optional<int> winner;
+        int joined = 0;
+        std::array<std::shared_ptr<asio::steady_timer>, 2> waits;
+    } race;
 };
 
 // The engine's executor (src/engine/executor.cc) acting on a virtual clock: an attempt is a call
@@ -67,8 +75,15 @@ class SimGateway::Ports final : public engine::Ports {
     asio::awaitable<engine::AttemptReport> Attempt(const engine::Target& target,
                                                    const routing::PlannedGroup&,
                                                    const engine::AttemptLimits& limits, bool,
-                                                   engine::AttemptRole) override {
-        co_return co_await gateway_.Attempt(walk_, *target.deployment, limits);
+                                                   engine::AttemptRole role) override {
+        co_return co_await gateway_.Attempt(walk_, *target.deployment, limits, role);
+    }
+
+    bool CanRace() const override { return true; }
+    void RaceBegins() override { walk_.race = {}; }
+    bool RaceDecided() const override { return walk_.race.winner.has_value(); }
+    void WakeAfter(milliseconds wait, std::shared_ptr<asio::steady_timer> wake) override {
+        gateway_.WakeAfter(wait, std::move(wake));
     }
 
     asio::awaitable<void> Sleep(milliseconds wait, engine::Action::WaitFor) override {
@@ -152,6 +167,19 @@ asio::awaitable<void> SimGateway::After(milliseconds delay) {
         asio::use_awaitable);
 }
 
+void SimGateway::WakeAfter(milliseconds delay, std::shared_ptr<asio::steady_timer> wake) {
+    loop_.After(delay, [this, wake] {
+        asio::post(io_, [wake] { wake->cancel(); });
+        Poll();
+    });
+}
+
+asio::awaitable<void> SimGateway::AfterUnlessWoken(milliseconds delay,
+                                                   std::shared_ptr<asio::steady_timer> wake) {
+    WakeAfter(delay, wake);
+    co_await wake->async_wait(asio::as_tuple(asio::use_awaitable));
+}
+
 asio::awaitable<void> SimGateway::Serve(std::shared_ptr<Walk> walk) {
     Ports ports(*this, *walk);
     const engine::Surroundings around{config_, health_, headroom_, lanes_, clock_};
@@ -189,7 +217,18 @@ asio::awaitable<void> SimGateway::Serve(std::shared_ptr<Walk> walk) {
 
 asio::awaitable<engine::AttemptReport> SimGateway::Attempt(Walk& walk,
                                                            const config::Deployment& deployment,
-                                                           const engine::AttemptLimits& limits) {
+                                                           const engine::AttemptLimits& limits,
+                                                           engine::AttemptRole role) {
+    engine::AttemptReport report;
+    std::optional<int> place;  // in the request's race, when it runs in one
+    if (role != engine::AttemptRole::kAlone) {
+        if (walk.race.winner) {  // another attempt answered already: nothing is sent
+            report.lost = true;
+            report.outcome = {policy::Action::kFailOver, policy::ErrorClass::kLocal};
+            co_return report;
+        }
+        place = walk.race.joined++;
+    }
     ++walk.attempts;
     SimProvider& provider = *providers_[deployment.index];
     Reply reply =
@@ -209,11 +248,23 @@ asio::awaitable<engine::AttemptReport> SimGateway::Attempt(Walk& walk,
     } else if (reply.stalls) {
         duration = reply.duration + chunk;  // content flowed, then nothing: the chunk timeout
     }
-    co_await After(duration);
+    if (place) {
+        auto wait =
+            std::make_shared<asio::steady_timer>(io_, asio::steady_timer::time_point::max());
+        walk.race.waits[*place] = wait;
+        co_await AfterUnlessWoken(duration, wait);
+        if (walk.race.winner && *walk.race.winner != *place) {
+            provider.Ended();  // the gateway closed its connection: the provider stops
+            report.lost = true;
+            report.outcome = {policy::Action::kFailOver, policy::ErrorClass::kLocal};
+            co_return report;
+        }
+    } else {
+        co_await After(duration);
+    }
 
     const auto wall = clock_.WallNow();
     provider.Ended();
-    engine::AttemptReport report;
     report.cut_by_deadline = timed_out && limits.deadline_bound;
     report.timed_out = timed_out;
     report.streamed = walk.request.stream;
@@ -255,6 +306,13 @@ asio::awaitable<engine::AttemptReport> SimGateway::Attempt(Walk& walk,
             result.should_retry = reply.Header("x-should-retry");
             outcome = policy::Classify(result, wall);
             report.answered = reply.status >= 200 && reply.status < 300;
+        }
+    }
+    if (report.answered && place) {
+        // It claims the client: the other runner of the race ends now.
+        walk.race.winner = *place;
+        for (const auto& other : walk.race.waits) {
+            if (other && other != walk.race.waits[*place]) other->cancel();
         }
     }
     if (report.answered) {

@@ -3,6 +3,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -72,12 +73,20 @@ class SimGateway final {
     class Ports;
     // One request's walk through the executor, answered through Finish.
     boost::asio::awaitable<void> Serve(std::shared_ptr<Walk> walk);
-    // One attempt on `deployment`: the provider's reply, after its duration in virtual time.
+    // One attempt on `deployment`: the provider's reply, after its duration in virtual time. A
+    // racing one (a hedged attempt or its hedge) that another answers first ends at that instant,
+    // lost, as the gateway closes its connection.
     boost::asio::awaitable<engine::AttemptReport> Attempt(Walk& walk,
                                                           const config::Deployment& deployment,
-                                                          const engine::AttemptLimits& limits);
+                                                          const engine::AttemptLimits& limits,
+                                                          engine::AttemptRole role);
     // Resumes after `delay` of virtual time.
     boost::asio::awaitable<void> After(milliseconds delay);
+    // Cancels `wake` after `delay` of virtual time.
+    void WakeAfter(milliseconds delay, std::shared_ptr<boost::asio::steady_timer> wake);
+    // Resumes after `delay` of virtual time, or sooner when `wake` is cancelled.
+    boost::asio::awaitable<void> AfterUnlessWoken(milliseconds delay,
+                                                  std::shared_ptr<boost::asio::steady_timer> wake);
     // Runs the walks that are ready to go on, at the current virtual time.
     void Poll();
     void Finish(const std::shared_ptr<Walk>& walk, GatewayAnswer answer);

@@ -48,6 +48,30 @@ TEST(HedgeTest, AHedgeGoesToTheNextTargetThatCanServeNow) {
     EXPECT_FALSE(Hedge(r.state, r.At())) << "one hedge per send";
 }
 
+TEST(HedgeTest, AHedgeWithNothingAfterItIsTheLastResort) {
+    // In a provider-wide slowdown the hedge may be the one that answers: cut early by its own
+    // history it would leave the request nothing (docs/resilience.md#adaptive-timeouts).
+    ChainBuilder b;
+    Request r(DefaultPolicy(), {b.Add("a", 1, 0), b.Add("b", 1, 1)}, b);
+    const Action send = r.Next(event::Start{});
+    EXPECT_FALSE(send.last_resort);
+    r.now += 2s;
+    const std::optional<Action> hedge = Hedge(r.state, r.At());
+    ASSERT_TRUE(hedge);
+    EXPECT_EQ(r.Name(*hedge), "b1");
+    EXPECT_TRUE(hedge->last_resort);
+    EXPECT_EQ(hedge->budget,
+              std::chrono::ceil<std::chrono::milliseconds>(r.state.deadline - r.now));
+    // Cut by the deadline's rest, it is not excluded: nothing else could serve.
+    const TimePoint started = r.now;
+    r.now += 1s;
+    event::Attempted both{Retry(ErrorClass::kTimeout), started, r.now, true};
+    both.hedge = event::Hedged{Retry(ErrorClass::kTimeout), true};
+    r.Next(both);
+    EXPECT_TRUE(r.state.targets[send.target].excluded);
+    EXPECT_FALSE(r.state.targets[hedge->target].excluded);
+}
+
 TEST(HedgeTest, NoHedgeWithoutAnotherTargetOrAnAttemptLeftAfterBoth) {
     {
         ChainBuilder b;

@@ -31,9 +31,10 @@ void Ports::NoHeadroom(const config::Deployment&, milliseconds) {}
 void Ports::Recorded(const config::Deployment&, const routing::PlannedGroup&, const AttemptReport&,
                      bool, bool) {}
 void Ports::Queued(const Action&) {}
-void Ports::WakeAfter(milliseconds wait, std::shared_ptr<asio::steady_timer> wake) {
-    auto timer = std::make_shared<asio::steady_timer>(wake->get_executor(), wait);
-    timer->async_wait([timer, wake](const boost::system::error_code&) { wake->cancel(); });
+void Ports::After(milliseconds wait, asio::any_io_executor executor, std::function<void()> then) {
+    auto timer = std::make_shared<asio::steady_timer>(executor, wait);
+    timer->async_wait(
+        [timer, then = std::move(then)](const boost::system::error_code&) { then(); });
 }
 
 namespace {
@@ -332,14 +333,19 @@ asio::awaitable<std::optional<Event>> SendRacing(AttemptState& state, const Surr
         std::optional<Event> event;
         std::exception_ptr error;
     };
-    const auto executor = co_await asio::this_coro::executor;
-    // Cancelled when a runner ends or the hedge delay passes; shared with the delay's handler,
-    // which may outlive the race.
-    const auto wake =
-        std::make_shared<asio::steady_timer>(executor, asio::steady_timer::time_point::max());
-    const auto wait = [&wake]() -> asio::awaitable<void> {
-        co_await wake->async_wait(asio::as_tuple(asio::use_awaitable));
-        wake->expires_at(asio::steady_timer::time_point::max());
+    // What the race waits on: cancelled when a runner ends or the hedge delay passes. Shared with
+    // the delay's handler, which may outlive the race.
+    struct Signal {
+        explicit Signal(const asio::any_io_executor& executor)
+            : wake(executor, asio::steady_timer::time_point::max()) {}
+        asio::steady_timer wake;
+        bool delay_passed = false;
+    };
+    const asio::any_io_executor executor = co_await asio::this_coro::executor;
+    const auto signal = std::make_shared<Signal>(executor);
+    const auto wait = [&signal]() -> asio::awaitable<void> {
+        co_await signal->wake.async_wait(asio::as_tuple(asio::use_awaitable));
+        signal->wake.expires_at(asio::steady_timer::time_point::max());
     };
     Runner first;
     Runner second;
@@ -348,18 +354,20 @@ asio::awaitable<std::optional<Event>> SendRacing(AttemptState& state, const Surr
         asio::co_spawn(
             executor,
             SendAttempt(state, around, facts, ports, queue, action, around.clock.Now(), role),
-            [&runner, wake](std::exception_ptr error, std::optional<Event> event) {
+            [&runner, signal](std::exception_ptr error, std::optional<Event> event) {
                 runner.done = true;
                 runner.event = std::move(event);
                 runner.error = error;
-                wake->cancel();
+                signal->wake.cancel();
             });
     };
     ports.RaceBegins();
     run(send, first, AttemptRole::kRacing);
-    const TimePoint hedge_at = around.clock.Now() + delay;
-    ports.WakeAfter(delay, wake);
-    while (!first.done && around.clock.Now() < hedge_at) co_await wait();
+    ports.After(delay, executor, [signal] {
+        signal->delay_passed = true;
+        signal->wake.cancel();
+    });
+    while (!first.done && !signal->delay_passed) co_await wait();
     if (!first.done && !ports.RaceDecided() && !ports.ClientGone()) {
         const TimePoint now = around.clock.Now();
         ReadTargetHealth(state, around.health, now, facts.shape, false, health_now);

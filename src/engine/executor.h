@@ -1,10 +1,10 @@
 #pragma once
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdint>
-#include <memory>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -102,11 +102,10 @@ class Ports {
     virtual bool CanRace() const { return false; }
     virtual void RaceBegins() {}
     virtual bool RaceDecided() const { return false; }
-    // Cancels `wake` (a timer the executor waits on, set to never expire) once `wait` has
-    // passed; the handler holds nothing of the request but `wake`. By default on the steady
-    // clock.
-    virtual void WakeAfter(std::chrono::milliseconds wait,
-                           std::shared_ptr<boost::asio::steady_timer> wake);
+    // Calls `then` on `executor` once `wait` has passed (the hedge delay). `then` holds nothing
+    // of the request that may be gone by then. By default on the steady clock.
+    virtual void After(std::chrono::milliseconds wait, boost::asio::any_io_executor executor,
+                       std::function<void()> then);
     // Lets `wait` pass (less when the client leaves).
     virtual boost::asio::awaitable<void> Sleep(std::chrono::milliseconds wait,
                                                Action::WaitFor wait_for) = 0;

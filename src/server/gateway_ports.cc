@@ -71,8 +71,9 @@ class GatewayPorts final : public engine::Ports {
                                               failed.error_class);
         }
         std::size_t span = 0;
-        if (ctx_.trace)
+        if (ctx_.trace) {
             span = ctx_.trace->BeginAttempt(deployment, stage, !walk_.notes.empty(), hedge);
+        }
         if (hedge) {
             ctx_.record.hedged = true;
         } else {

@@ -92,7 +92,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
     char buffer[16 * 1024];
     std::optional<std::chrono::steady_clock::time_point> last_progress;
     call.SetReadDeadline(clock.Now() + options.first_token);
-    const auto lost = [&] {  // this attempt may not answer: another one of its race did
+    const auto beaten = [&] {  // it may not answer: another attempt of its race claimed the client
         result.lost = options.seat != nullptr && !options.seat->Claim(ctx);
         return result.lost;
     };
@@ -108,7 +108,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
         ctx.next_sequence = relay.NextSequence();
         if (read.content_began) result.first_content = clock.Now();
         if (read.commits) {
-            if (lost()) co_return result;
+            if (beaten()) co_return result;
             result.committed = true;  // an early return below (the client left) is answered too
             lines = OpenStream(ctx, call.Header(), relay.Translating());
         }
@@ -153,7 +153,7 @@ asio::awaitable<StreamResult> RelayStream(RequestContext& ctx, upstream::Upstrea
     }
     if (!result.committed) {
         // Before the commit point (or anywhere when held whole) a failure fails the attempt.
-        if (result.Failed() || lost()) co_return result;
+        if (result.Failed() || beaten()) co_return result;
         relay.CommitWhole();
         result.committed = true;
         if (options.assemble) {

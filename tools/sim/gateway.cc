@@ -82,8 +82,8 @@ class SimGateway::Ports final : public engine::Ports {
     bool CanRace() const override { return true; }
     void RaceBegins() override { walk_.race = {}; }
     bool RaceDecided() const override { return walk_.race.winner.has_value(); }
-    void WakeAfter(milliseconds wait, std::shared_ptr<asio::steady_timer> wake) override {
-        gateway_.WakeAfter(wait, std::move(wake));
+    void After(milliseconds wait, asio::any_io_executor, std::function<void()> then) override {
+        gateway_.Then(wait, std::move(then));
     }
 
     asio::awaitable<void> Sleep(milliseconds wait, engine::Action::WaitFor) override {
@@ -167,16 +167,16 @@ asio::awaitable<void> SimGateway::After(milliseconds delay) {
         asio::use_awaitable);
 }
 
-void SimGateway::WakeAfter(milliseconds delay, std::shared_ptr<asio::steady_timer> wake) {
-    loop_.After(delay, [this, wake] {
-        asio::post(io_, [wake] { wake->cancel(); });
+void SimGateway::Then(milliseconds delay, std::function<void()> then) {
+    loop_.After(delay, [this, then = std::move(then)] {
+        asio::post(io_, then);
         Poll();
     });
 }
 
 asio::awaitable<void> SimGateway::AfterUnlessWoken(milliseconds delay,
                                                    std::shared_ptr<asio::steady_timer> wake) {
-    WakeAfter(delay, wake);
+    Then(delay, [wake] { wake->cancel(); });
     co_await wake->async_wait(asio::as_tuple(asio::use_awaitable));
 }
 

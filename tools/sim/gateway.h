@@ -82,8 +82,8 @@ class SimGateway final {
                                                           engine::AttemptRole role);
     // Resumes after `delay` of virtual time.
     boost::asio::awaitable<void> After(milliseconds delay);
-    // Cancels `wake` after `delay` of virtual time.
-    void WakeAfter(milliseconds delay, std::shared_ptr<boost::asio::steady_timer> wake);
+    // Calls `then` (on the walks' io_context) after `delay` of virtual time.
+    void Then(milliseconds delay, std::function<void()> then);
     // Resumes after `delay` of virtual time, or sooner when `wake` is cancelled.
     boost::asio::awaitable<void> AfterUnlessWoken(milliseconds delay,
                                                   std::shared_ptr<boost::asio::steady_timer> wake);

@@ -6,18 +6,14 @@
 
 #include <gtest/gtest.h>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <deque>
 #include <map>
 #include <string>
 
 #include "config/config_loader.h"
-#include "engine/request_options.h"
-#include "engine/world.h"
+#include "executor_test_support.h"
 #include "policy/classify.h"
-#include "routing/fallback_plan.h"
 
 namespace switchyard::engine {
 namespace executor_test {
@@ -125,27 +121,9 @@ class ExecutorTest : public ::testing::Test {
 
     // Runs one request for the group `chat` to its end.
     Executed Run(ScriptedPorts& ports, milliseconds deadline = 30s) {
-        int outside = 0;
-        const std::function<double()> draw = [] { return 0.5; };
-        const std::vector<Stage> chain =
-            PlanStages(routing::PlanGroups(*config_, {"chat"}, std::nullopt, true), *health_, draw,
-                       std::nullopt, outside);
-        // The policy the gateway derives from the config for a request without headers.
-        const auto options = ReadRequestOptions(
-            *config_, [](std::string_view) { return std::nullopt; }, nullptr, false, 0);
-        AttemptState state(std::get<RequestOptions>(options).policy, chain,
-                           clock_.Now() + deadline);
         facts_.client_budget = &client_budget_;
         const Surroundings around{*config_, *health_, *headroom_, *lanes_, clock_};
-        asio::io_context io;
-        Executed executed;
-        asio::co_spawn(io, Execute(state, around, facts_, ports),
-                       [&](std::exception_ptr error, Executed e) {
-                           if (error) std::rethrow_exception(error);
-                           executed = e;
-                       });
-        io.run();
-        return executed;
+        return testing::RunChatRequest(around, facts_, ports, deadline);
     }
 
     bool Available(std::size_t index) { return health_->Available(index, clock_.Now()); }

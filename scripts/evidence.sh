@@ -99,24 +99,32 @@ defaults() {
 # availability, p50/p99 and upstream calls per request across the variants.
 slow() {
     run slow
-    local slowdown
-    slowdown=$(mktemp)
+    local extra
+    extra=$(mktemp)
+    echo "== stall: streams whose first token never comes from the primary, 5:00 to 15:00"
+    "$SIM" "$DIR/scenarios/slow.yaml" --csv "$extra" \
+        --set 'sweep={path: providers.claude-a.faults.0.fault, values: ["stall_after_chunks=0"], labels: [stall]}' \
+        --set 'clients.0.stream=true' | tee -a "$DIR/slow.txt"
+    tail -n +2 "$extra" >> "$DIR/slow.csv"
     echo "== slowdown: every provider 15 s slower from 5:00 to 15:00"
-    "$SIM" "$DIR/scenarios/slow.yaml" --csv "$slowdown" \
+    "$SIM" "$DIR/scenarios/slow.yaml" --csv "$extra" \
         --set 'sweep={path: providers.claude-a.faults.0.fault, values: ["delay_headers_ms=15000"], labels: [slowdown]}' \
         --set 'providers.gpt-a.faults=[{from_s: 300, to_s: 900, fault: "delay_headers_ms=15000"}]' |
         tee -a "$DIR/slow.txt"
-    tail -n +2 "$slowdown" >> "$DIR/slow.csv"
-    rm -f "$slowdown"
+    tail -n +2 "$extra" >> "$DIR/slow.csv"
+    rm -f "$extra"
     {
-        echo "# variant hang_ok tail_ok slowdown_ok hang_calls tail_calls slowdown_calls" \
-             "hang_p99_s tail_p99_s slowdown_p99_s"
+        echo "# variant, then for hang, stall, tail, slowdown: answered (%)," \
+             "upstream calls per request, p99 of the answered (s)"
         local columns="availability_pct upstream_per_request p99_ok_ms"
         # shellcheck disable=SC2086
         paste -d' ' <(pivot "$DIR/slow.csv" hang $columns) \
+                    <(pivot "$DIR/slow.csv" stall $columns | cut -d' ' -f2-) \
                     <(pivot "$DIR/slow.csv" tail $columns | cut -d' ' -f2-) \
                     <(pivot "$DIR/slow.csv" slowdown $columns | cut -d' ' -f2-) |
-            awk '{ print $1, $2, $5, $8, $3, $6, $9, $4 / 1000, $7 / 1000, $10 / 1000 }'
+            awk '{ printf "%s", $1
+                   for (i = 2; i <= NF; i += 3) printf " %s %s %s", $i, $(i + 1), $(i + 2) / 1000
+                   print "" }'
     } > "$DIR/slow.dat"
     gnuplot "$DIR/plots/slow.gp"
 }

@@ -242,6 +242,10 @@ asio::awaitable<engine::AttemptReport> SimGateway::Attempt(Walk& walk,
     if (reply.stalls && !reply.cut_mid_stream) {
         timed_out = true;
         duration = first_byte;
+    } else if (reply.stalls_before_content) {
+        // The head came; the first token never does: the first-token limit runs from the head.
+        timed_out = true;
+        duration = std::min(first_byte, reply.duration + limits.first_token);
     } else if (reply.duration > first_byte) {
         timed_out = true;
         duration = first_byte;

@@ -166,7 +166,10 @@ Reply SimProvider::Answer(bool stream, std::int64_t input_tokens, std::int64_t m
                                      ? mock::anthropic::ErrorBody(status, error, "sim", "req_sim")
                                      : mock::openai::ErrorBody(status, error, "sim");
         }
-        if (fault->stall_after_chunks) reply.stalls = true;
+        if (fault->stall_after_chunks) {
+            reply.stalls = true;
+            reply.stalls_before_content = *fault->stall_after_chunks == 0;
+        }
         ++failed_;
     }
     return reply;

@@ -55,6 +55,9 @@ struct Reply {
     // end_after_chunks): `stream_error` is the in-stream error event's body, if any.
     bool cut_mid_stream = false;
     std::string stream_error;
+    // A stream whose head came after `duration` and whose first content event never comes
+    // (stall_after_chunks=0): the first-token limit ends it.
+    bool stalls_before_content = false;
     bool rate_limited = false;  // refused by the provider's own rate limits
     std::int64_t output_tokens = 0;
 

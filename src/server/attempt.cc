@@ -290,6 +290,7 @@ asio::awaitable<AttemptEnd> RunAttempt(RequestContext& ctx, const AttemptSetup& 
     const RaceSeat seat(race, call, deployment, stage);
     if (seat.Lost()) {
         end.lost = true;  // another attempt of its race answered already: nothing is sent
+        --ctx.record.attempts;
         LostTheRace(end);
         co_return end;
     }

@@ -98,14 +98,14 @@ class RacingPorts final : public Ports {
 
 class ExecutorRaceTest : public ::testing::Test {
   protected:
-    // A group of three deployments tried in order, hedged after 30 ms.
+    // A group of three deployments tried in order, hedged after 200 ms.
     void Load(std::string_view max_ratio) {
         const std::string yaml = std::string(R"(
 health: {allowed_fails: 5}
 models:
   - name: chat
     strategy: priority
-    hedge: {delay: 30, max_ratio: )") +
+    hedge: {delay: 200, max_ratio: )") +
                                  std::string(max_ratio) + R"(}
     deployments:
       - {name: first, provider: openai, model: m, api_base: "http://127.0.0.1:1/v1"}
@@ -136,7 +136,7 @@ models:
 
 TEST_F(ExecutorRaceTest, ASlowAttemptIsHedgedAndTheFirstAnswerWins) {
     Load("1");
-    RacingPorts ports({{"first", {2000ms}}, {"second", {10ms}}, {"third", {10ms}}});
+    RacingPorts ports({{"first", {5000ms}}, {"second", {10ms}}, {"third", {10ms}}});
     const auto started = std::chrono::steady_clock::now();
     const Executed executed = Run(ports);
     EXPECT_EQ(executed.last.kind, Action::Kind::kDone);
@@ -146,8 +146,8 @@ TEST_F(ExecutorRaceTest, ASlowAttemptIsHedgedAndTheFirstAnswerWins) {
     EXPECT_EQ(ports.recorded, (std::vector<std::string>{"second:none", "first:abandoned"}));
     EXPECT_EQ(health_->InFlight(0), 0);
     EXPECT_TRUE(health_->Available(0, clock_.Now()));
-    // The loser ended with the winner's answer, not after its own 2 s.
-    EXPECT_LT(std::chrono::steady_clock::now() - started, 1500ms);
+    // The loser ended with the winner's answer, not after its own 5 s.
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 4000ms);
 }
 
 TEST_F(ExecutorRaceTest, AnAnswerBeforeTheDelayIsNeverHedged) {
@@ -160,7 +160,7 @@ TEST_F(ExecutorRaceTest, AnAnswerBeforeTheDelayIsNeverHedged) {
 
 TEST_F(ExecutorRaceTest, WhenNeitherAnswersBothCountAndTheWalkGoesOn) {
     Load("1");
-    RacingPorts ports({{"first", {100ms, 500}}, {"second", {60ms, 500}}, {"third", {5ms}}});
+    RacingPorts ports({{"first", {400ms, 500}}, {"second", {60ms, 500}}, {"third", {5ms}}});
     EXPECT_EQ(Run(ports).last.kind, Action::Kind::kDone);
     EXPECT_EQ(ports.sent, (std::vector<std::string>{"first", "second", "third"}));
     EXPECT_EQ(ports.recorded, (std::vector<std::string>{"second:server_error", "first:server_error",
@@ -169,7 +169,7 @@ TEST_F(ExecutorRaceTest, WhenNeitherAnswersBothCountAndTheWalkGoesOn) {
 
 TEST_F(ExecutorRaceTest, TheBudgetBoundsTheShareOfRequestsHedged) {
     Load("0.5");  // half a token per request: the first request cannot hedge, the second can
-    RacingPorts ports({{"first", {80ms}}, {"second", {5ms}}, {"third", {5ms}}});
+    RacingPorts ports({{"first", {400ms}}, {"second", {5ms}}, {"third", {5ms}}});
     EXPECT_EQ(Run(ports).last.kind, Action::Kind::kDone);
     EXPECT_EQ(ports.sent, (std::vector<std::string>{"first"}));
     EXPECT_EQ(Run(ports).last.kind, Action::Kind::kDone);

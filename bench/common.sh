@@ -358,7 +358,7 @@ models:
 EOF
     # Access logging stays on (the default), written to /dev/null: its cost is part of the figure.
     # shellcheck disable=SC2086 # PROXY_WRAP is a command line
-    taskset -c "$PROXY_CPU" ${PROXY_WRAP:-} "$SWITCHYARD" serve --config "$WORK_DIR/switchyard.yaml" --workers 1 \
+    SWITCHYARD_DATA_DIR="$WORK_DIR" taskset -c "$PROXY_CPU" ${PROXY_WRAP:-} "$SWITCHYARD" serve --config "$WORK_DIR/switchyard.yaml" --workers 1 \
         >/dev/null 2>"$WORK_DIR/switchyard.err" 9>&- &
     SWITCHYARD_PID=$!
     STARTED_PIDS+=("$SWITCHYARD_PID")

@@ -29,6 +29,8 @@ packages=(
     libjemalloc-dev
     # Client-supplied patterns of JSON Schemas run on RE2 (docs/answers.md#output-validation).
     libre2-dev
+    # The durable state store (docs/state.md#the-durable-store).
+    libsqlite3-dev
 )
 if [ "$purpose" != build ]; then
     packages+=(

@@ -31,8 +31,10 @@
 #include "observe/access_log.h"
 #include "observe/metrics.h"
 #include "observe/trace_exporter.h"
+#include "server/durable_state.h"
 #include "server/runtime.h"
 #include "server/server.h"
+#include "state/durable_store.h"
 #include "state/redis_state.h"
 #include "upstream/tls_contexts.h"
 
@@ -54,6 +56,11 @@ Usage:
       Print the Switchyard config equivalent to a LiteLLM proxy config; every setting that could
       not be carried over goes to stderr with the reason. `serve --config` and `check` accept a
       LiteLLM file directly too.
+  switchyard state export [--config FILE] [OUT]
+  switchyard state import [--config FILE] IN
+      Write the durable state store (state.path of the config, or of the embedded one) as JSON
+      to OUT (stdout without it), or replace its contents with such a file. The gateway that
+      uses the store must be stopped (a running one exports through GET /admin/state).
   switchyard --version | --help
 )";
 
@@ -130,6 +137,91 @@ int Check(const std::string& path) {
     fmt::print("{}: OK ({} model group(s), {} deployment(s))\n", path, result.config->models.size(),
                deployments);
     return 0;
+}
+
+// `switchyard state export|import` (docs/state.md#backups-and-moves).
+int StateCommand(const std::vector<std::string_view>& args) {
+    constexpr std::string_view kStateUsage =
+        "usage: switchyard state export [--config FILE] [OUT]\n"
+        "       switchyard state import [--config FILE] IN\n";
+    if (args.empty() || (args[0] != "export" && args[0] != "import")) {
+        fmt::print(stderr, "{}", kStateUsage);
+        return 2;
+    }
+    const bool exporting = args[0] == "export";
+    std::optional<std::string> config_path, file;
+    for (std::size_t i = 1; i < args.size(); ++i) {
+        if (args[i] == "--config" && i + 1 < args.size()) {
+            config_path = std::string(args[++i]);
+        } else if (!file && !args[i].starts_with("--")) {
+            file = std::string(args[i]);
+        } else {
+            fmt::print(stderr, "{}", kStateUsage);
+            return 2;
+        }
+    }
+    if (!exporting && !file) {
+        fmt::print(stderr, "{}", kStateUsage);
+        return 2;
+    }
+    const auto env = config::ProcessEnvironment();
+    const config::LoadResult loaded =
+        config_path ? LoadAnyConfig(*config_path, env)
+                    : config::LoadConfigText(config::EmbeddedDefaultConfig(),
+                                             "<embedded quickstart.yaml>", env);
+    if (!loaded.problems.empty()) {
+        PrintProblems(loaded.problems);
+        return 1;
+    }
+    if (loaded.config->state.backend != config::StateConfig::Backend::kSqlite) {
+        fmt::print(stderr, "switchyard state: the config's state.backend is not sqlite\n");
+        return 1;
+    }
+    const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    try {
+        state::DurableStore store(loaded.config->state.path, loaded.config->idempotency.max_bytes);
+        if (exporting) {
+            const std::string text =
+                boost::json::serialize(state::ExportContents(store.Load(now_ms), now_ms)) + "\n";
+            if (!file) {
+                fmt::print("{}", text);
+                return 0;
+            }
+            std::ofstream out(*file, std::ios::binary | std::ios::trunc);
+            out << text;
+            if (!out.flush()) {
+                fmt::print(stderr, "switchyard state: cannot write {}\n", *file);
+                return 1;
+            }
+            return 0;
+        }
+        std::ifstream in(*file, std::ios::binary);
+        if (!in) {
+            fmt::print(stderr, "switchyard state: cannot read {}\n", *file);
+            return 1;
+        }
+        std::stringstream text;
+        text << in.rdbuf();
+        boost::system::error_code ec;
+        const boost::json::value document = boost::json::parse(text.str(), ec);
+        if (ec) {
+            fmt::print(stderr, "switchyard state: {}: not JSON: {}\n", *file, ec.message());
+            return 1;
+        }
+        const state::StoreContents contents = state::ImportContents(document);
+        store.Replace(contents);
+        fmt::print(stderr,
+                   "switchyard state: {} now holds {} key(s), {} spend row(s), {} mark(s), {} "
+                   "kept answer(s)\n",
+                   store.Path(), contents.keys.size(), contents.spend.size(), contents.marks.size(),
+                   contents.idempotency.size());
+        return 0;
+    } catch (const state::StoreError& e) {
+        fmt::print(stderr, "switchyard state: {}\n", e.what());
+        return 1;
+    }
 }
 
 // What this replica does with what the fleet's other replicas share (docs/state.md).
@@ -236,7 +328,7 @@ struct Reloader {
     server::RuntimeSlot& runtime;
     upstream::TlsContexts& tls;
     limits::ClientKeys& keys;
-    state::RedisState* shared;
+    const server::HealthSink& sink;
     const core::Clock& clock;
     std::mutex reloading;
 
@@ -272,7 +364,7 @@ struct Reloader {
         for (const auto& group : next->models) result.deployments += group.deployments.size();
         result.models = next->models.size();
         const std::vector<config::ClientKey> next_keys = next->keys;
-        runtime.Replace(server::BuildRuntime(std::move(next), clock.Now(), current.get(), shared));
+        runtime.Replace(server::BuildRuntime(std::move(next), clock.Now(), current.get(), sink));
         keys.Reload(next_keys);  // after the swap: a key never names a lane its config lacks
         return result;
     }
@@ -320,11 +412,32 @@ int Serve(const std::vector<std::string_view>& args) {
             config->state, metrics, config->state.tls ? &tls->For(config->state.ca_file) : nullptr,
             seed ? *seed : server::SystemSeed());
     }
+    // The durable store (docs/state.md#the-durable-store), read at start only: a store that
+    // cannot be opened stops the start, never a silent reset.
+    std::unique_ptr<server::DurableState> durable;
+    if (config->state.backend == config::StateConfig::Backend::kSqlite) {
+        try {
+            durable = std::make_unique<server::DurableState>(
+                config->state, config->idempotency.max_bytes, metrics, clock);
+        } catch (const state::StoreError& e) {
+            fmt::print(stderr, "switchyard: {}\n", e.what());
+            return 1;
+        }
+    }
+    // Where every change of a deployment's health goes besides its own state.
+    server::HealthSink sink;
+    if (shared || durable) {
+        sink = [fleet = shared.get(), store = durable.get()](std::string_view deployment,
+                                                             const routing::HealthChange& change) {
+            if (fleet != nullptr) fleet->ShareHealth(std::string(deployment), change);
+            if (store != nullptr) store->HealthChanged(deployment, change);
+        };
+    }
     // Traces (docs/observability.md#traces); the collector is read at start only.
     std::unique_ptr<observe::TraceExporter> traces;
     if (config->telemetry.Enabled()) traces = MakeTraceExporter(config->telemetry, metrics);
-    server::RuntimeSlot runtime(server::BuildRuntime(config, clock.Now(), nullptr, shared.get()));
-    Reloader reloader{config_path, env, runtime, *tls, keys, shared.get(), clock, {}};
+    server::RuntimeSlot runtime(server::BuildRuntime(config, clock.Now(), nullptr, sink));
+    Reloader reloader{config_path, env, runtime, *tls, keys, sink, clock, {}};
     const auto reload = [&reloader] { return reloader(); };
     server::ServerContext context{runtime, clock,          metrics, *access_log,
                                   *tls,    client_budgets, keys,    reload};
@@ -347,6 +460,20 @@ int Serve(const std::vector<std::string_view>& args) {
     context.give_ups = &give_ups;
     limits::BodyBudget bodies;
     context.bodies = &bodies;
+    if (durable) {
+        const server::DurableState::Restored restored =
+            durable->Restore(*config, keys, *runtime.Current(), &idempotency);
+        fmt::print(stderr,
+                   "switchyard: state store {}: restored {} key(s) added at run time, {} key "
+                   "month(s) of spend, {} deployment mark(s), {} kept answer(s)\n",
+                   durable->Path(), restored.keys, restored.spend, restored.marks,
+                   restored.answers);
+        durable->Start(keys);
+        context.durable = durable.get();
+    }
+    // A file-size limit (ulimit -f) makes a write fail with EFBIG, handled as a full disk, instead
+    // of ending the process.
+    std::signal(SIGXFSZ, SIG_IGN);
     // A SIGHUP before the server watches for it must not end the process.
     std::signal(SIGHUP, SIG_IGN);
     auto server = std::make_unique<server::Server>(context, seed);
@@ -362,6 +489,7 @@ int Serve(const std::vector<std::string_view>& args) {
                    config->server.listen_host, server->Port());
         std::fflush(stderr);
     });
+    if (durable) durable->Stop();  // what the last requests spent is written
     if (!clean) {
         access_log.reset();  // flush what was logged, then leave without unwinding the workers
         std::fflush(stdout);
@@ -392,6 +520,7 @@ int main(int argc, char** argv) {
     }
     if (args[0] == "serve") return Serve({args.begin() + 1, args.end()});
     if (args[0] == "import") return Import({args.begin() + 1, args.end()});
+    if (args[0] == "state") return StateCommand({args.begin() + 1, args.end()});
     fmt::print(stderr, "switchyard: unknown command '{}'\n{}", args[0], kUsage);
     return 2;
 }

@@ -296,10 +296,14 @@ struct LimitsConfig {
     std::optional<std::size_t> FindLane(std::string_view name) const;
 };
 
-// Where the state that protects providers lives (docs/state.md): in this process (the default,
-// for one replica), or in Redis, shared by every replica of a fleet.
+// Where the state that protects providers lives (docs/state.md): in this process with a durable
+// SQLite file (the default, for one replica), in this process alone (memory: forgotten on exit),
+// or in Redis, shared by every replica of a fleet.
 struct StateConfig {
-    enum class Backend { kMemory, kRedis } backend = Backend::kMemory;
+    enum class Backend { kMemory, kSqlite, kRedis } backend = Backend::kSqlite;
+    // The SQLite file (backend sqlite). Default: switchyard-state.db in $SWITCHYARD_DATA_DIR, or
+    // in the working directory.
+    std::string path = "switchyard-state.db";
     std::string url = "redis://127.0.0.1:6379/0";  // redis:// or rediss:// (TLS)
     std::string host = "127.0.0.1";                // parsed from url
     std::uint16_t port = 6379;

@@ -64,7 +64,7 @@ void Load(std::string_view text, std::string_view file, const EnvLookup& env, Lo
     if (root["retry"]) ReadRetry(r, root["retry"], config->retry);
     if (root["health"]) ReadHealth(r, root["health"], config->health);
     if (root["alerts"]) ReadAlerts(r, root["alerts"], config->alerts);
-    if (root["state"]) ReadState(r, root["state"], config->state);
+    ReadState(r, root["state"], config->state);  // its defaults read the environment
     if (root["telemetry"]) ReadTelemetry(r, root["telemetry"], config->telemetry);
     if (root["degradation"]) ReadDegradation(r, root["degradation"], config->degradation);
     if (root["idempotency"]) ReadIdempotency(r, root["idempotency"], config->idempotency);

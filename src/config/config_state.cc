@@ -5,24 +5,37 @@
 #include "config/config_sections.h"
 #include "core/url.h"
 
-// The `state` section of a config (config_sections.h): memory or Redis.
+// The `state` section of a config (config_sections.h): SQLite (the default), memory or Redis.
 
 namespace switchyard::config {
 
 void ReadState(Reader& r, const YAML::Node& node, StateConfig& state) {
+    // The durable store's default place: a data directory the environment names (a container's
+    // volume, a service's state directory), or the working directory.
+    if (const auto dir = r.Env("SWITCHYARD_DATA_DIR"); dir && !dir->empty()) {
+        state.path = *dir + (dir->back() == '/' ? "" : "/") + "switchyard-state.db";
+    }
+    if (!node.IsDefined() || node.IsNull()) return;
     if (!r.CheckMap(node, "state",
-                    {"backend", "url", "password", "tls", "ca_file", "key_prefix", "timeout_ms",
-                     "connect_timeout_ms"})) {
+                    {"backend", "path", "url", "password", "tls", "ca_file", "key_prefix",
+                     "timeout_ms", "connect_timeout_ms"})) {
         return;
     }
-    std::string backend = "memory";
+    std::string backend = "sqlite";
     r.String(node, "backend", backend);
-    if (backend == "memory") {
+    if (backend == "sqlite") {
+        state.backend = StateConfig::Backend::kSqlite;
+    } else if (backend == "memory") {
         state.backend = StateConfig::Backend::kMemory;
     } else if (backend == "redis") {
         state.backend = StateConfig::Backend::kRedis;
     } else {
-        r.Fail(node["backend"], "'backend' must be 'memory' or 'redis'");
+        r.Fail(node["backend"], "'backend' must be 'sqlite', 'memory' or 'redis'");
+    }
+    if (r.String(node, "path", state.path) &&
+        (state.path.empty() || state.backend != StateConfig::Backend::kSqlite)) {
+        r.Fail(node["path"], state.path.empty() ? "'path' must name a file"
+                                                : "'path' is read with backend 'sqlite' only");
     }
     if (r.String(node, "url", state.url)) {
         std::string error;

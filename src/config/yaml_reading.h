@@ -32,6 +32,8 @@ class Reader final {
     Reader(std::string_view file, const EnvLookup& env, std::vector<Problem>& problems);
 
     void Fail(const YAML::Node& node, std::string message);
+    // A variable of the environment the config is read in.
+    std::optional<std::string> Env(std::string_view name) const { return env_(name); }
     void FailAt(int line, std::string message);
     std::size_t ProblemCount() const;
 

@@ -30,6 +30,8 @@ void ClientKeyState::RollMonth(WallTime wall_now) {
     if (month != month_) {
         month_ = month;
         spent_ = 0;
+        month_tokens_ = 0;
+        month_requests_ = 0;
     }
 }
 
@@ -105,6 +107,26 @@ void ClientKeyState::Settle(const KeyAdmission& admission, std::int64_t actual_t
     if (actual_tokens >= 0) tokens_.Adjust(actual_tokens - admission.tokens, admission.at, now);
     RollMonth(wall_now);
     spent_ += cost;
+    if (actual_tokens > 0) month_tokens_ += actual_tokens;
+    ++month_requests_;
+    unsaved_ = true;
+}
+
+std::optional<ClientKeyState::MonthTotals> ClientKeyState::TakeUnsaved(bool all) {
+    std::lock_guard lock(mutex_);
+    if (month_ < 0 || (!unsaved_ && !all)) return std::nullopt;
+    unsaved_ = false;
+    return MonthTotals{month_, spent_, month_tokens_, month_requests_};
+}
+
+void ClientKeyState::Restore(const MonthTotals& totals, WallTime wall_now) {
+    std::lock_guard lock(mutex_);
+    if (totals.month != MonthIndex(wall_now)) return;
+    RollMonth(wall_now);
+    // Whatever this process counted already (nothing, at start) adds to what was stored.
+    spent_ += totals.spent;
+    month_tokens_ += totals.tokens;
+    month_requests_ += totals.requests;
 }
 
 ClientKeyState::Usage ClientKeyState::Snapshot(TimePoint now, WallTime wall_now) const {
@@ -112,7 +134,11 @@ ClientKeyState::Usage ClientKeyState::Snapshot(TimePoint now, WallTime wall_now)
     Usage usage;
     usage.requests_last_minute = requests_.Used(now);
     usage.tokens_last_minute = tokens_.Used(now);
-    usage.spent_this_month = MonthIndex(wall_now) == month_ ? spent_ : 0;
+    if (MonthIndex(wall_now) == month_) {
+        usage.spent_this_month = spent_;
+        usage.tokens_this_month = month_tokens_;
+        usage.requests_this_month = month_requests_;
+    }
     return usage;
 }
 
@@ -180,7 +206,10 @@ void ClientKeyState::TakeCountersFrom(const ClientKeyState& old) {
     tokens_ = old.tokens_;
     ramp_ = old.ramp_;
     spent_ = old.spent_;
+    month_tokens_ = old.month_tokens_;
+    month_requests_ = old.month_requests_;
     month_ = old.month_;
+    unsaved_ = true;
 }
 
 void ClientKeys::Reload(const std::vector<config::ClientKey>& keys) {

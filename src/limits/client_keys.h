@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -41,6 +42,17 @@ class ClientKeyState final {
         std::int64_t requests_last_minute = 0;
         std::int64_t tokens_last_minute = 0;
         double spent_this_month = 0;
+        std::int64_t tokens_this_month = 0;
+        std::int64_t requests_this_month = 0;
+    };
+
+    // What the key used in one calendar month (UTC; `month`: year * 12 + month - 1), as the
+    // durable store keeps it.
+    struct MonthTotals {
+        int month = -1;
+        double spent = 0;
+        std::int64_t tokens = 0;
+        std::int64_t requests = 0;
     };
 
     ClientKeyState(config::ClientKey policy, bool from_config);
@@ -73,6 +85,13 @@ class ClientKeyState final {
     // A config reload changed the key's limits: it keeps its minute and its month's spend.
     void TakeCountersFrom(const ClientKeyState& old);
 
+    // This month's totals when they changed since the last call (`all`: whenever there are
+    // any), for the durable store.
+    std::optional<MonthTotals> TakeUnsaved(bool all);
+    // Totals read back from the durable store at start: they count as this month's when they are
+    // its (an older month's are history).
+    void Restore(const MonthTotals& totals, WallTime wall_now);
+
   private:
     // Starts a new month's spend when `wall_now` is in a later month than the spend so far.
     void RollMonth(WallTime wall_now);
@@ -84,7 +103,10 @@ class ClientKeyState final {
     SlidingWindow tokens_;
     SlowStart ramp_;
     double spent_ = 0;
-    int month_ = -1;  // year * 12 + month of spent_
+    std::int64_t month_tokens_ = 0;
+    std::int64_t month_requests_ = 0;
+    int month_ = -1;        // year * 12 + month of spent_
+    bool unsaved_ = false;  // the month's totals changed since TakeUnsaved
 };
 
 // Every client key, looked up by the SHA-256 of what a client presents. Keys come from the config

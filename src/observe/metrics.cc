@@ -409,6 +409,25 @@ void Metrics::RenderTotalsAndGauges(std::string& out) const {
             "switchyard_state_redis_up {}\n",
             up);
     }
+    // The durable store's families are declared always (alert rules name them); samples come
+    // with a store.
+    out +=
+        "# HELP switchyard_state_store_up Whether the durable state store's last write reached "
+        "the disk (state.backend sqlite).\n"
+        "# TYPE switchyard_state_store_up gauge\n";
+    if (const int up = store_up_.load(); up >= 0) {
+        out += fmt::format("switchyard_state_store_up {}\n", up);
+    }
+    out +=
+        "# HELP switchyard_state_store_writes_total Writes of the durable state store, by result "
+        "(ok; failed: a full or read-only disk, what they held is written later).\n"
+        "# TYPE switchyard_state_store_writes_total counter\n";
+    if (store_up_.load() >= 0) {
+        out += fmt::format(
+            "switchyard_state_store_writes_total{{result=\"ok\"}} {}\n"
+            "switchyard_state_store_writes_total{{result=\"failed\"}} {}\n",
+            store_writes_ok_.load(), store_writes_failed_.load());
+    }
 }
 
 }  // namespace switchyard::observe

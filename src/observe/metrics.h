@@ -64,6 +64,12 @@ class Metrics final {
     // and whether Redis is reachable (rendered once set).
     void CountStateFallback(std::string_view operation);
     void SetStateUp(int up) { state_up_.store(up, std::memory_order_relaxed); }
+    // The durable store (state.backend: sqlite): whether its last write reached the disk
+    // (rendered once set), and each write by result.
+    void SetStoreUp(int up) { store_up_.store(up, std::memory_order_relaxed); }
+    void CountStoreWrite(bool ok) {
+        (ok ? store_writes_ok_ : store_writes_failed_).fetch_add(1, std::memory_order_relaxed);
+    }
     // Trace spans handed to the exporter and sent, or dropped (`reason`: queue_full, export).
     void CountSpansExported(std::uint64_t n) {
         spans_exported_.fetch_add(n, std::memory_order_relaxed);
@@ -140,6 +146,9 @@ class Metrics final {
     std::atomic<std::uint64_t> engine_requests_{0};
     std::atomic<std::uint64_t> spans_exported_{0};
     std::atomic<int> state_up_{-1};  // -1: no shared state
+    std::atomic<int> store_up_{-1};  // -1: no durable store
+    std::atomic<std::uint64_t> store_writes_ok_{0};
+    std::atomic<std::uint64_t> store_writes_failed_{0};
     RecentFailures failures_{50};
 };
 

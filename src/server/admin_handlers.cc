@@ -8,6 +8,7 @@
 #include "core/names.h"
 #include "core/time_format.h"
 #include "observe/dashboard_page.h"
+#include "server/durable_state.h"
 #include "server/http_io.h"
 #include "server/key_admin.h"
 #include "server/state_gauges.h"
@@ -254,6 +255,28 @@ asio::awaitable<void> ServeStatus(RequestContext& ctx) {
     co_await WriteBody(ctx, std::move(body), "application/json");
 }
 
+asio::awaitable<void> ServeStateExport(RequestContext& ctx) {
+    ctx.record.route = "admin";
+    if (const auto denied = CheckMasterKey(ctx)) {
+        co_await WriteLocalError(ctx, *denied);
+        co_return;
+    }
+    if (ctx.Context().durable == nullptr) {
+        const core::LocalError error{core::ErrorKind::kRouteNotFound,
+                                     "This gateway has no durable store (state.backend is not "
+                                     "sqlite)."};
+        co_await WriteLocalError(ctx, error);
+        co_return;
+    }
+    std::optional<std::string> exported = co_await ctx.Context().durable->Export();
+    if (!exported) {
+        const core::LocalError refusal = StoreRefusal(ctx, "nothing could be read");
+        co_await WriteLocalError(ctx, refusal);
+        co_return;
+    }
+    co_await WriteBody(ctx, std::move(*exported), "application/json");
+}
+
 asio::awaitable<void> ServeEnable(RequestContext& ctx, std::string_view name) {
     ctx.record.route = "admin";
     if (const auto denied = CheckMasterKey(ctx)) {
@@ -264,6 +287,15 @@ asio::awaitable<void> ServeEnable(RequestContext& ctx, std::string_view name) {
         for (const auto& d : group.deployments) {
             if (d.name != name) continue;
             ctx.Health().Enable(d.index);
+            // On disk before it is acknowledged: a restart must not bring the disable back.
+            if (ctx.Context().durable != nullptr && !co_await ctx.Context().durable->Flush()) {
+                const core::LocalError refusal =
+                    StoreRefusal(ctx,
+                                 "it serves again until this process ends, but a restart "
+                                 "would find it disabled");
+                co_await WriteLocalError(ctx, refusal);
+                co_return;
+            }
             std::string body = boost::json::serialize(boost::json::object{{"enabled", d.name}});
             co_await WriteBody(ctx, std::move(body), "application/json");
             co_return;

@@ -37,4 +37,8 @@ asio::awaitable<void> ServeReload(RequestContext& ctx);
 // a spend cap disabled (also clears its cooldown, breaker and rate limit).
 asio::awaitable<void> ServeEnable(RequestContext& ctx, std::string_view name);
 
+// GET /admin/state (master key): the durable store's contents as `switchyard state export`
+// writes them, read from the running gateway (a backup; docs/state.md#backups-and-moves).
+asio::awaitable<void> ServeStateExport(RequestContext& ctx);
+
 }  // namespace switchyard::server

@@ -6,9 +6,20 @@
 #include "config/key_request.h"
 #include "core/names.h"
 #include "server/admin_handlers.h"
+#include "server/durable_state.h"
 #include "server/http_io.h"
 
 namespace switchyard::server {
+
+core::LocalError StoreRefusal(const RequestContext& ctx, std::string_view outcome) {
+    core::LocalError error{core::ErrorKind::kUnavailable,
+                           "The state store (" + ctx.Context().durable->Path() +
+                               ") cannot write: " + std::string(outcome) +
+                               ". Its disk may be full or read-only; see "
+                               "switchyard_state_store_up."};
+    error.status = 503;
+    return error;
+}
 boost::json::object DescribeKey(const limits::ClientKeyState& key, const core::Clock& clock) {
     const config::ClientKey& p = key.Policy();
     const limits::ClientKeyState::Usage usage = key.Snapshot(clock.Now(), clock.WallNow());
@@ -26,7 +37,9 @@ boost::json::object DescribeKey(const limits::ClientKeyState& key, const core::C
                           {"usage",
                            {{"requests_last_minute", usage.requests_last_minute},
                             {"tokens_last_minute", usage.tokens_last_minute},
-                            {"spent_this_month", usage.spent_this_month}}}};
+                            {"spent_this_month", usage.spent_this_month},
+                            {"tokens_this_month", usage.tokens_this_month},
+                            {"requests_this_month", usage.requests_this_month}}}};
     o["stream_mode"] =
         p.stream_mode ? boost::json::value(config::Name(*p.stream_mode)) : boost::json::value();
     if (!p.residency.empty()) {
@@ -73,6 +86,14 @@ asio::awaitable<void> ServeAddKey(RequestContext& ctx) {
         co_await WriteLocalError(ctx, error);
         co_return;
     }
+    // On disk before it is acknowledged (docs/state.md#the-durable-store).
+    if (ctx.Context().durable != nullptr &&
+        !co_await ctx.Context().durable->KeyAdded(added->Policy())) {
+        ctx.Context().keys.Remove(added->Policy().name);
+        const core::LocalError refusal = StoreRefusal(ctx, "nothing was changed");
+        co_await WriteLocalError(ctx, refusal);
+        co_return;
+    }
     // The other replicas of a fleet get it too (docs/state.md).
     if (ctx.Context().shared != nullptr) {
         ctx.Context().shared->ShareKeyAdded(config::KeyRequestBody(added->Policy()));
@@ -95,6 +116,15 @@ asio::awaitable<void> ServeDeleteKey(RequestContext& ctx, std::string_view path_
     }
     bool decoded = false;
     const std::string name = core::PercentDecode(path_segment, decoded);
+    bool known = false;
+    for (const auto& key : ctx.Context().keys.List()) known = known || key->Policy().name == name;
+    // Off the disk before it is acknowledged: a key that stays in the store would come back.
+    if (decoded && known && ctx.Context().durable != nullptr &&
+        !co_await ctx.Context().durable->KeyRemoved(name)) {
+        const core::LocalError refusal = StoreRefusal(ctx, "nothing was changed");
+        co_await WriteLocalError(ctx, refusal);
+        co_return;
+    }
     if (!decoded || !ctx.Context().keys.Remove(name)) {
         const core::LocalError error{
             core::ErrorKind::kRouteNotFound,

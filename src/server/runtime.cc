@@ -19,18 +19,18 @@ std::optional<std::size_t> FindDeployment(const config::Config& config, std::str
 
 std::shared_ptr<Runtime> BuildRuntime(std::shared_ptr<const config::Config> config,
                                       std::chrono::steady_clock::time_point now,
-                                      const Runtime* previous, state::RedisState* shared) {
+                                      const Runtime* previous, HealthSink sink) {
     auto runtime = std::make_shared<Runtime>();
     runtime->health = std::make_unique<routing::DeploymentHealth>(
         config->deployment_count, routing::HealthOptionsOf(*config));
-    if (shared != nullptr) {
+    if (sink) {
         std::vector<std::string> names(config->deployment_count);
         for (const auto& group : config->models) {
             for (const auto& d : group.deployments) names[d.index] = d.name;
         }
-        runtime->health->SetListener([shared, names = std::move(names)](
+        runtime->health->SetListener([sink = std::move(sink), names = std::move(names)](
                                          std::size_t index, const routing::HealthChange& change) {
-            shared->ShareHealth(names[index], change);
+            sink(names[index], change);
         });
     }
     runtime->headroom = std::make_unique<limits::Headroom>(*config, now);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -8,7 +9,6 @@
 #include "limits/headroom.h"
 #include "limits/lanes.h"
 #include "routing/deployment_health.h"
-#include "state/redis_state.h"
 
 namespace switchyard::server {
 
@@ -23,13 +23,17 @@ struct Runtime {
     std::unique_ptr<limits::Lanes> lanes;
 };
 
+// Where a change of a deployment's health goes besides its own state: the fleet's shared state,
+// the durable store.
+using HealthSink =
+    std::function<void(std::string_view deployment, const routing::HealthChange& change)>;
+
 // A runtime for `config`. With `previous`, every deployment that exists in both under the same
 // name keeps its health (cooldown, breaker, rate limit, spend-cap disable, retry budget) and its
-// headroom buckets. With `shared`, every change of a deployment's health is shared with the
-// fleet.
+// headroom buckets. With `sink`, every change of a deployment's health is told to it.
 std::shared_ptr<Runtime> BuildRuntime(std::shared_ptr<const config::Config> config,
                                       std::chrono::steady_clock::time_point now,
-                                      const Runtime* previous, state::RedisState* shared = nullptr);
+                                      const Runtime* previous, HealthSink sink = {});
 
 // The index of the deployment named `name` in `config`; nullopt when it has none.
 std::optional<std::size_t> FindDeployment(const config::Config& config, std::string_view name);

@@ -33,6 +33,8 @@
 
 namespace switchyard::server {
 
+class DurableState;
+
 // The outcome of a config reload.
 struct ReloadResult {
     std::vector<std::string> problems;  // empty: the new config serves new requests
@@ -57,8 +59,10 @@ struct ServerContext {
     // Loads the config file again and swaps it in (SIGHUP, POST /admin/reload); serialised.
     std::function<ReloadResult()> reload;
     std::atomic<bool> draining{false};
-    // The fleet's shared state (state.backend: redis); null with the in-process default.
+    // The fleet's shared state (state.backend: redis); null otherwise.
     state::RedisState* shared = nullptr;
+    // The durable store (state.backend: sqlite, the default); null otherwise.
+    DurableState* durable = nullptr;
     // Kept answers (docs/answers.md): this replica's idempotency keys (sized at start) and the
     // model groups' response caches. Null: not kept (tools that serve no requests).
     answers::IdempotencyStore* idempotency = nullptr;

@@ -88,6 +88,10 @@ asio::awaitable<void> Dispatch(RequestContext& ctx) {
         co_await ServeReload(ctx);
         co_return;
     }
+    if (ctx.path == "/admin/state" && ctx.request.method() == http::verb::get) {
+        co_await ServeStateExport(ctx);
+        co_return;
+    }
     constexpr std::string_view kKeys = "/admin/keys";
     if (ctx.path == kKeys && ctx.request.method() == http::verb::get) {
         co_await ServeListKeys(ctx);

@@ -4,6 +4,7 @@
 
 #include "answers/request_key.h"
 #include "core/sha256.h"
+#include "server/durable_state.h"
 #include "server/http_io.h"
 
 namespace switchyard::server {
@@ -108,9 +109,13 @@ std::variant<std::monostate, std::string, core::LocalError> ReadIdempotencyKey(
     return std::string(key);
 }
 
-IdempotencyClaim::IdempotencyClaim(RequestContext& ctx, std::string key, std::string fingerprint,
-                                   bool shared)
-    : ctx_(ctx), key_(std::move(key)), fingerprint_(std::move(fingerprint)), shared_(shared) {}
+IdempotencyClaim::IdempotencyClaim(RequestContext& ctx, std::string key, std::string tenant,
+                                   std::string fingerprint, bool shared)
+    : ctx_(ctx),
+      key_(std::move(key)),
+      tenant_(std::move(tenant)),
+      fingerprint_(std::move(fingerprint)),
+      shared_(shared) {}
 
 IdempotencyClaim::~IdempotencyClaim() {
     if (!finished_) Release();
@@ -155,9 +160,13 @@ void IdempotencyClaim::Finish(const answers::AnswerCapture& capture) {
         context.shared->CompleteIdempotency(ctx_.worker.index, key_, std::move(value), keep);
         return;
     }
-    if (context.idempotency != nullptr) {
-        context.idempotency->Complete(key_, std::move(answer), context.clock.Now() + keep);
+    if (context.idempotency == nullptr) return;
+    // A success outlives the process (docs/state.md#the-durable-store); a failure is kept seconds.
+    if (context.durable != nullptr && !failure) {
+        context.durable->AnswerKept(key_, tenant_, fingerprint_, answer.get(),
+                                    context.clock.WallNow() + keep);
     }
+    context.idempotency->Complete(key_, std::move(answer), context.clock.Now() + keep);
 }
 
 asio::awaitable<std::unique_ptr<IdempotencyClaim>> ClaimIdempotencyKey(
@@ -189,8 +198,8 @@ asio::awaitable<std::unique_ptr<IdempotencyClaim>> ClaimIdempotencyKey(
         switch (found.state) {
             case answers::KeyState::kClaimed:
                 context.metrics.CountIdempotency("claimed");
-                co_return std::make_unique<IdempotencyClaim>(ctx, std::move(store_key),
-                                                             std::move(fingerprint), shared);
+                co_return std::make_unique<IdempotencyClaim>(
+                    ctx, std::move(store_key), std::string(scope), std::move(fingerprint), shared);
             case answers::KeyState::kDone:
                 context.metrics.CountIdempotency(waited ? "waited" : "replayed");
                 ctx.error = "idempotent replay";

@@ -38,7 +38,8 @@ std::variant<std::monostate, std::string, core::LocalError> ReadIdempotencyKey(
 // never finished (the request ended by an exception) frees the key.
 class IdempotencyClaim final {
   public:
-    IdempotencyClaim(RequestContext& ctx, std::string key, std::string fingerprint, bool shared);
+    IdempotencyClaim(RequestContext& ctx, std::string key, std::string tenant,
+                     std::string fingerprint, bool shared);
     IdempotencyClaim(const IdempotencyClaim&) = delete;
     IdempotencyClaim& operator=(const IdempotencyClaim&) = delete;
     ~IdempotencyClaim();
@@ -50,6 +51,7 @@ class IdempotencyClaim final {
 
     RequestContext& ctx_;
     std::string key_;
+    std::string tenant_;
     std::string fingerprint_;
     bool shared_;  // held in the fleet's store (Redis)
     bool finished_ = false;

@@ -54,7 +54,8 @@ test('out of file descriptors: accepting backs off instead of spinning, and reco
   // 48 descriptors: the gateway's own (~25 with two workers) leave room for a few connections.
   const child = spawn('prlimit', ['--nofile=48:48', GATEWAY_BIN, 'serve', '--config', file,
                                   '--listen', '127.0.0.1:0', '--workers', '1'],
-                      { stdio: ['ignore', 'ignore', 'pipe'] });
+                      { stdio: ['ignore', 'ignore', 'pipe'],
+                        env: { ...process.env, SWITCHYARD_DATA_DIR: dir } });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d.toString()));
   try {
@@ -115,7 +116,8 @@ test('out of file descriptors for an upstream: a 503 of the gateway\'s own; no d
   writeFileSync(file, `health: {allowed_fails: 1, cooldown_ms: 60000}\nmodels:\n${group('a', mock.port)}`);
   const child = spawn('prlimit', ['--nofile=48:48', GATEWAY_BIN, 'serve', '--config', file,
                                   '--listen', '127.0.0.1:0', '--workers', '1'],
-                      { stdio: ['ignore', 'ignore', 'pipe'] });
+                      { stdio: ['ignore', 'ignore', 'pipe'],
+                        env: { ...process.env, SWITCHYARD_DATA_DIR: dir } });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d.toString()));
   try {

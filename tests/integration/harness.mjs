@@ -101,8 +101,11 @@ export async function startMock(args = []) {
 
 // Starts switchyard with `yaml` as its config. Access log lines (stdout) are collected in `logs`.
 // `seed`: the gateway's random draws (jitter, sampling, spread) repeat from run to run.
-export async function startGateway(yaml, { env = {}, workers = 2, seed } = {}) {
+// `dataDir`: where its durable state store lives (default: a directory of its own); a gateway
+// started again on the same one finds what the last one stored.
+export async function startGateway(yaml, { env = {}, workers = 2, seed, dataDir } = {}) {
   const dir = tempDir();
+  const data = dataDir ?? dir;
   const file = path.join(dir, 'switchyard.yaml');
   writeFileSync(file, yaml);
   const args = ['serve', '--config', file, '--listen', '127.0.0.1:0', '--workers', String(workers)];
@@ -110,7 +113,7 @@ export async function startGateway(yaml, { env = {}, workers = 2, seed } = {}) {
   const child = spawn(
     GATEWAY_BIN,
     args,
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SWITCHYARD_DATA_DIR: data, ...env } },
   );
   const logs = [];
   let partial = '';
@@ -128,6 +131,7 @@ export async function startGateway(yaml, { env = {}, workers = 2, seed } = {}) {
     child,
     port,
     file,  // the config file it serves (a reload reads it again)
+    dataDir: data,  // where its durable state store is
     base: `http://127.0.0.1:${port}`,
     logs,
     stderr: () => stderr,

@@ -37,6 +37,31 @@ std::string AllProblems(const LoadResult& result) {
     return out;
 }
 
+TEST(ConfigLoaderTest, TheDurableStoreIsTheDefaultInTheDataDirectory) {
+    constexpr std::string_view kModels = "models: [{name: m, deployments: [{model: x}]}]\n";
+    LoadResult result = LoadConfigText(kModels, "a.yaml", FakeEnv({}));
+    ASSERT_TRUE(result.problems.empty()) << AllProblems(result);
+    EXPECT_EQ(result.config->state.backend, StateConfig::Backend::kSqlite);
+    EXPECT_EQ(result.config->state.path, "switchyard-state.db");
+    result = LoadConfigText(kModels, "a.yaml", FakeEnv({{"SWITCHYARD_DATA_DIR", "/var/lib/sy"}}));
+    EXPECT_EQ(result.config->state.path, "/var/lib/sy/switchyard-state.db");
+    result = LoadConfigText(std::string("state: {path: /data/s.db}\n") + std::string(kModels),
+                            "a.yaml", FakeEnv({{"SWITCHYARD_DATA_DIR", "/var/lib/sy"}}));
+    EXPECT_EQ(result.config->state.path, "/data/s.db");
+    result = LoadConfigText(std::string("state: {backend: memory}\n") + std::string(kModels),
+                            "a.yaml", FakeEnv({}));
+    EXPECT_EQ(result.config->state.backend, StateConfig::Backend::kMemory);
+    result =
+        LoadConfigText(std::string("state: {backend: memory, path: x.db}\n") + std::string(kModels),
+                       "a.yaml", FakeEnv({}));
+    EXPECT_TRUE(HasProblem(result, 1, "'path' is read with backend 'sqlite' only"))
+        << AllProblems(result);
+    result = LoadConfigText(std::string("state: {backend: disk}\n") + std::string(kModels),
+                            "a.yaml", FakeEnv({}));
+    EXPECT_TRUE(HasProblem(result, 1, "'backend' must be 'sqlite', 'memory' or 'redis'"))
+        << AllProblems(result);
+}
+
 TEST(ConfigLoaderTest, LoadsAFullConfig) {
     constexpr std::string_view kYaml = R"(
 server:

@@ -228,5 +228,30 @@ TEST(ClientKeysTest, RampedLimitsFollowSlowStart) {
     EXPECT_EQ(none.tpm, 0);
 }
 
+TEST(ClientKeyStateTest, MonthTotalsAreTakenWhenChangedAndRestoredOnlyForTheirMonth) {
+    ClientKeyState key(Key("m", "sk-m"), true);
+    EXPECT_FALSE(key.TakeUnsaved(false));  // nothing counted yet
+    const KeyAdmission admitted = key.Admit(10, kT0, kWall);
+    key.Settle(admitted, 40, 2.5, kT0, kWall);
+    const auto totals = key.TakeUnsaved(false);
+    ASSERT_TRUE(totals);
+    EXPECT_DOUBLE_EQ(totals->spent, 2.5);
+    EXPECT_EQ(totals->tokens, 40);
+    EXPECT_EQ(totals->requests, 1);
+    EXPECT_FALSE(key.TakeUnsaved(false));  // unchanged since
+    EXPECT_TRUE(key.TakeUnsaved(true));    // after a failed write: all again
+
+    // At start, the stored month is this month's spend; an older month's is history.
+    ClientKeyState restarted(Key("m", "sk-m"), true);
+    restarted.Restore(*totals, kWall);
+    ClientKeyState::MonthTotals old = *totals;
+    old.month -= 1;
+    restarted.Restore(old, kWall);
+    const auto usage = restarted.Snapshot(kT0, kWall);
+    EXPECT_DOUBLE_EQ(usage.spent_this_month, 2.5);
+    EXPECT_EQ(usage.tokens_this_month, 40);
+    EXPECT_EQ(usage.requests_this_month, 1);
+}
+
 }  // namespace client_keys_test
 }  // namespace switchyard::limits

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# What shared state costs: the same keyed, self-throttled request through Switchyard with its
-# state in memory and with its state in Redis (docs/state.md), next to direct and nginx, in one
-# run. Open loop (RATE per second over CONNS keep-alive connections), interleaved, REPS times.
+# What state costs: the same keyed, self-throttled request through Switchyard with its state in
+# memory, in memory with the durable SQLite store (the default), and in Redis (docs/state.md),
+# next to direct and nginx, in one run. Open loop (RATE per second over CONNS keep-alive connections), interleaved, REPS times.
 # Each keyed request makes one Redis round trip at admission (its key's RPM and TPM window) and
 # one per attempt (its deployment's headroom buckets), and two writes without waiting (the
 # key's settlement and the headroom's). Prints added p50/p99 over direct, the gateway's CPU per
-# request, Redis's CPU per request, and the ratios redis/memory and against nginx.
+# request, Redis's CPU per request, and the ratios sqlite/memory, redis/memory and against nginx.
 #   bench/state.sh                          # RATE=2000 CONNS=32 DURATION=5 REPS=3
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
@@ -14,7 +14,7 @@ RATE="${RATE:-2000}"
 CONNS="${CONNS:-32}"
 DURATION="${DURATION:-5}"
 REPS="${REPS:-3}"
-TARGETS="direct nginx memory redis"
+TARGETS="direct nginx memory sqlite redis"
 KEY="bench-client-key-0123456789abcdef"
 
 setup_traps
@@ -60,6 +60,8 @@ EOF
     eval "GW_${name^^}_PID=$pid; GW_${name^^}_PORT=${line##*:}"
 }
 start_gateway memory "{backend: memory}"
+# The durable store (the default): each key's month is written once a second off the request path.
+start_gateway sqlite "{backend: sqlite, path: \"$WORK_DIR/state.db\"}"
 start_gateway redis "{backend: redis, url: \"redis://127.0.0.1:$REDIS_PORT/0\", timeout_ms: 50}"
 
 BODY="$(write_open_loop_body)"
@@ -69,6 +71,7 @@ port_of() {
         direct) echo "$MOCK_PORT" ;;
         nginx) echo "$NGINX_PORT" ;;
         memory) echo "$GW_MEMORY_PORT" ;;
+        sqlite) echo "$GW_SQLITE_PORT" ;;
         redis) echo "$GW_REDIS_PORT" ;;
     esac
 }
@@ -77,23 +80,25 @@ pid_of() {
         direct) echo "$MOCK_PID" ;;
         nginx) echo "$NGINX_WORKER_PID" ;;
         memory) echo "$GW_MEMORY_PID" ;;
+        sqlite) echo "$GW_SQLITE_PID" ;;
         redis) echo "$GW_REDIS_PID" ;;
     esac
 }
 header_of() {
     case "$1" in
-        memory | redis) echo "Authorization: Bearer $KEY" ;;
+        memory | sqlite | redis) echo "Authorization: Bearer $KEY" ;;
         *) echo "" ;;
     esac
 }
 alive() {
-    for pid in "$MOCK_PID" "$NGINX_WORKER_PID" "$GW_MEMORY_PID" "$GW_REDIS_PID" "$REDIS_PID"; do
+    for pid in "$MOCK_PID" "$NGINX_WORKER_PID" "$GW_MEMORY_PID" "$GW_SQLITE_PID" "$GW_REDIS_PID" \
+        "$REDIS_PID"; do
         kill -0 "$pid" 2>/dev/null || die "a server (pid $pid) exited during the benchmark"
     done
 }
 
 # Every keyed request must really go through Redis: the smoke request's key admission is shared.
-for t in memory redis; do
+for t in memory sqlite redis; do
     code="$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $KEY" \
         -H 'content-type: application/json' --data-binary @"$BODY" \
         "http://127.0.0.1:$(port_of "$t")/v1/chat/completions")"
@@ -110,10 +115,13 @@ run_open_loop_reps
 fallbacks="$(curl -s "http://127.0.0.1:$(port_of redis)/metrics" | awk '/^switchyard_state_fallbacks_total/ {s += $2} END {print s + 0}')"
 
 print_open_loop_table "shared state, open loop, $RATE req/s over $CONNS connections" \
-    "nginx memory redis" redis "redis CPU-us/req"
+    "nginx memory sqlite redis" redis "redis CPU-us/req"
 awk -v fallbacks="$fallbacks" '
     { m50[$1] = $2; m99[$1] = $3; mc[$1] = $4 }
     END {
+        printf "sqlite / memory: added p50 %.2fx (+%.0f us), gateway CPU-us/req %.2fx (+%.2f)\n",
+               m50["sqlite"] / m50["memory"], m50["sqlite"] - m50["memory"],
+               mc["sqlite"] / mc["memory"], mc["sqlite"] - mc["memory"]
         printf "redis / memory: added p50 %.2fx (+%.0f us), added p99 %.2fx (+%.0f us), gateway CPU-us/req %.2fx (+%.2f)\n",
                m50["redis"] / m50["memory"], m50["redis"] - m50["memory"],
                m99["redis"] / m99["memory"], m99["redis"] - m99["memory"],

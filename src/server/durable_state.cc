@@ -37,7 +37,7 @@ int MonthIndex(std::string_view name) {
 DurableState::DurableState(const config::StateConfig& config, std::size_t max_answer_bytes,
                            observe::Metrics& metrics, const core::Clock& clock)
     : clock_(clock),
-      writer_(std::make_unique<state::DurableStore>(config.path, max_answer_bytes), metrics,
+      writer_(std::make_unique<state::DurableStore>(config.path, max_answer_bytes), metrics, clock,
               kFlushInterval) {}
 
 DurableState::Restored DurableState::Restore(const config::Config& config, limits::ClientKeys& keys,
@@ -173,8 +173,8 @@ asio::awaitable<T> DurableState::OnWriter(std::function<T(state::DurableStore&)>
 
 asio::awaitable<std::optional<std::string>> DurableState::Export() {
     std::function<std::optional<std::string>(state::DurableStore&)> work =
-        [](state::DurableStore& store) -> std::optional<std::string> {
-        const std::int64_t now_ms = UnixMillis(std::chrono::system_clock::now());
+        [this](state::DurableStore& store) -> std::optional<std::string> {
+        const std::int64_t now_ms = UnixMillis(clock_.WallNow());
         try {
             return boost::json::serialize(state::ExportContents(store.Load(now_ms), now_ms));
         } catch (const state::StoreError&) {

@@ -8,9 +8,8 @@
 namespace switchyard::state {
 namespace {
 
-std::int64_t UnixMillis() {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(
-               std::chrono::system_clock::now().time_since_epoch())
+std::int64_t UnixMillis(const core::Clock& clock) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(clock.WallNow().time_since_epoch())
         .count();
 }
 
@@ -26,8 +25,12 @@ void Log(const std::string& line) {
 }  // namespace
 
 StoreWriter::StoreWriter(std::unique_ptr<DurableStore> store, observe::Metrics& metrics,
-                         std::chrono::milliseconds interval)
-    : store_(std::move(store)), path_(store_->Path()), metrics_(metrics), interval_(interval) {
+                         const core::Clock& clock, std::chrono::milliseconds interval)
+    : store_(std::move(store)),
+      path_(store_->Path()),
+      metrics_(metrics),
+      clock_(clock),
+      interval_(interval) {
     metrics_.SetStoreUp(1);
 }
 
@@ -90,15 +93,14 @@ void StoreWriter::NoteEpisode(bool written, const std::string& why) {
 
 void StoreWriter::Run() {
     std::unique_lock lock(mutex_);
-    auto next = std::chrono::steady_clock::now() + interval_;
+    auto next = clock_.Now() + interval_;
     for (;;) {
         wake_.wait_until(lock, next,
                          [this] { return stopping_ || !urgent_.empty() || !visits_.empty(); });
         const bool stop = stopping_;
-        if (stop || !urgent_.empty() || !visits_.empty() ||
-            std::chrono::steady_clock::now() >= next) {
+        if (stop || !urgent_.empty() || !visits_.empty() || clock_.Now() >= next) {
             WriteOnce(lock);
-            next = std::chrono::steady_clock::now() + interval_;
+            next = clock_.Now() + interval_;
         }
         std::vector<std::function<void(DurableStore&)>> visits = std::move(visits_);
         visits_.clear();
@@ -133,7 +135,7 @@ bool StoreWriter::WriteOnce(std::unique_lock<std::mutex>& lock) {
     if (!batch.Empty()) {
         std::string why;
         try {
-            store_->Write(batch, UnixMillis());
+            store_->Write(batch, UnixMillis(clock_));
         } catch (const StoreError& e) {
             written = false;
             why = e.what();

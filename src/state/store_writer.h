@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/clock.h"
 #include "observe/metrics.h"
 #include "state/durable_store.h"
 
@@ -26,8 +27,9 @@ class StoreWriter final {
     using Collect = std::function<void(StoreBatch& batch, bool failed)>;
     using Done = std::function<void(bool written)>;
 
+    // `clock` paces the writes (a real one: the thread waits on it).
     StoreWriter(std::unique_ptr<DurableStore> store, observe::Metrics& metrics,
-                std::chrono::milliseconds interval);
+                const core::Clock& clock, std::chrono::milliseconds interval);
     ~StoreWriter();
     StoreWriter(const StoreWriter&) = delete;
     StoreWriter& operator=(const StoreWriter&) = delete;
@@ -58,6 +60,7 @@ class StoreWriter final {
     std::unique_ptr<DurableStore> store_;
     std::string path_;
     observe::Metrics& metrics_;
+    const core::Clock& clock_;
     const std::chrono::milliseconds interval_;
     Collect collect_;
 

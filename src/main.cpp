@@ -36,6 +36,7 @@
 #include "server/server.h"
 #include "state/durable_store.h"
 #include "state/redis_state.h"
+#include "state/redis_transfer.h"
 #include "upstream/tls_contexts.h"
 
 namespace {
@@ -58,9 +59,11 @@ Usage:
       LiteLLM file directly too.
   switchyard state export [--config FILE] [OUT]
   switchyard state import [--config FILE] IN
-      Write the durable state store (state.path of the config, or of the embedded one) as JSON
-      to OUT (stdout without it), or replace its contents with such a file. The gateway that
-      uses the store must be stopped (a running one exports through GET /admin/state).
+      Write the durable state (the SQLite store at state.path, or the fleet's Redis with
+      backend redis) as JSON to OUT (stdout without it), or load such a file into it: a backup,
+      or a move between the two. The SQLite store's gateway must be stopped (a running one
+      exports through GET /admin/state); an import replaces its contents, while one into Redis
+      only adds and overwrites.
   switchyard --version | --help
 )";
 
@@ -173,18 +176,37 @@ int StateCommand(const std::vector<std::string_view>& args) {
         PrintProblems(loaded.problems);
         return 1;
     }
-    if (loaded.config->state.backend != config::StateConfig::Backend::kSqlite) {
-        fmt::print(stderr, "switchyard state: the config's state.backend is not sqlite\n");
+    const config::StateConfig& state = loaded.config->state;
+    if (state.backend == config::StateConfig::Backend::kMemory) {
+        fmt::print(stderr,
+                   "switchyard state: the config's state.backend is memory: nothing is kept\n");
         return 1;
     }
     const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                             std::chrono::system_clock::now().time_since_epoch())
                             .count();
+    const bool redis = state.backend == config::StateConfig::Backend::kRedis;
+    const std::string where = redis ? "Redis at " + state.url : state.path;
     try {
-        state::DurableStore store(loaded.config->state.path, loaded.config->idempotency.max_bytes);
         if (exporting) {
+            state::StoreContents contents;
+            if (redis) {
+                std::vector<std::string> hashes;
+                for (const auto& key : loaded.config->keys) hashes.push_back(key.sha256);
+                state::RedisRead read = state::ReadFromRedis(state, hashes, now_ms);
+                if (read.unknown_spend > 0) {
+                    fmt::print(stderr,
+                               "switchyard state: {} month(s) of spend left out: of keys neither "
+                               "the config nor the runtime keys name\n",
+                               read.unknown_spend);
+                }
+                contents = std::move(read.contents);
+            } else {
+                contents = state::DurableStore(state.path, loaded.config->idempotency.max_bytes)
+                               .Load(now_ms);
+            }
             const std::string text =
-                boost::json::serialize(state::ExportContents(store.Load(now_ms), now_ms)) + "\n";
+                boost::json::serialize(state::ExportContents(contents, now_ms)) + "\n";
             if (!file) {
                 fmt::print("{}", text);
                 return 0;
@@ -211,12 +233,16 @@ int StateCommand(const std::vector<std::string_view>& args) {
             return 1;
         }
         const state::StoreContents contents = state::ImportContents(document);
-        store.Replace(contents);
+        if (redis) {
+            state::WriteToRedis(state, contents, now_ms);
+        } else {
+            state::DurableStore(state.path, loaded.config->idempotency.max_bytes).Replace(contents);
+        }
         fmt::print(stderr,
                    "switchyard state: {} now holds {} key(s), {} spend row(s), {} mark(s), {} "
-                   "kept answer(s)\n",
-                   store.Path(), contents.keys.size(), contents.spend.size(), contents.marks.size(),
-                   contents.idempotency.size());
+                   "kept answer(s) from {}\n",
+                   where, contents.keys.size(), contents.spend.size(), contents.marks.size(),
+                   contents.idempotency.size(), *file);
         return 0;
     } catch (const state::StoreError& e) {
         fmt::print(stderr, "switchyard state: {}\n", e.what());

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "core/json.h"
+#include "state/redis_keys.h"
 
 namespace switchyard::state {
 namespace {
@@ -43,16 +44,15 @@ RedisState::RedisState(const config::StateConfig& config, observe::Metrics& metr
 }
 
 std::string RedisState::Key(std::string_view tag, std::string_view suffix) const {
-    // The hash tag keeps every key of one script in one Redis Cluster slot.
-    return fmt::format("{}{{{}}}:{}", config_.key_prefix, tag, suffix);
+    return RedisKeys{config_.key_prefix}.Key(tag, suffix);
 }
 
 std::string RedisState::DeploymentKey(std::string_view deployment, std::string_view suffix) const {
-    return Key(fmt::format("d:{}", deployment), suffix);
+    return RedisKeys{config_.key_prefix}.Deployment(deployment, suffix);
 }
 
 std::string RedisState::ClientKey(std::string_view key_hash, std::string_view suffix) const {
-    return Key(fmt::format("k:{}", key_hash.substr(0, 32)), suffix);
+    return RedisKeys{config_.key_prefix}.Client(key_hash, suffix);
 }
 
 void RedisState::Start(const std::vector<asio::any_io_executor>& workers) {

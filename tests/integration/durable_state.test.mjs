@@ -8,10 +8,11 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { openSync, writeFileSync, writeSync, closeSync } from 'node:fs';
+import { openSync, readFileSync, writeFileSync, writeSync, closeSync } from 'node:fs';
 import path from 'node:path';
 import {
-  GATEWAY_BIN, startMock, startGateway, request, eventually, tempDir, metricValue, sleep,
+  GATEWAY_BIN, startMock, startGateway, startRedis, request, eventually, tempDir, metricValue,
+  sleep,
 } from './harness.mjs';
 
 const MASTER = 'test-master-key-durable-0123';
@@ -55,7 +56,7 @@ keys:
 ${extra}`;
 }
 
-async function start(dataDir, extra) {
+async function start(dataDir, extra = '') {
   const gateway = await startGateway(config(extra), {
     dataDir, env: { MASTER, BUDGET_KEY, OPEN_KEY },
   });
@@ -338,6 +339,70 @@ test('state export and import move a store, and refuse a file that is not an exp
   });
   assert.equal(wrong.status, 1);
   assert.match(wrong.stderr, /not a Switchyard state export/);
+});
+
+test('state export and import move what outlives a process from Redis to SQLite and back', async () => {
+  const redis = await startRedis();
+  try {
+    const onRedis = `state: {backend: redis, url: "${redis.url}", key_prefix: "move${Date.now()}:"}`;
+    let gateway = await start(tempDir(), onRedis);
+    const added = await admin(gateway, 'POST', '/admin/keys', { name: 'fleet-key', rpm: 9 });
+    assert.equal(added.status, 201, added.body);
+    const { key } = JSON.parse(added.body);
+    let res;
+    let spent = 0;
+    while ((res = await chat(gateway, 'priced', BUDGET_KEY)).status === 200) {
+      spent += JSON.parse(res.body).usage.total_tokens;
+    }
+    assert.equal(JSON.parse(res.body).error.code, 'budget_exceeded');
+    await mock.scenario([{ match: { model: 'durable-capped-a' }, fault: 'error=insufficient_quota' }]);
+    assert.equal((await chat(gateway, 'capped', OPEN_KEY)).headers['x-switchyard-deployment'], 'capped-b');
+    await mock.scenario([]);
+    await gateway.stop();
+
+    const dir = tempDir();
+    const file = (text) => {
+      const f = path.join(dir, `c${Math.random().toString(36).slice(2)}.yaml`);
+      writeFileSync(f, config(text));
+      return f;
+    };
+    const env = { ...process.env, MASTER, BUDGET_KEY, OPEN_KEY, SWITCHYARD_DATA_DIR: dir };
+    const backup = path.join(dir, 'from-redis.json');
+    let out = spawnSync(GATEWAY_BIN, ['state', 'export', '--config', file(onRedis), backup],
+                        { env, encoding: 'utf8' });
+    assert.equal(out.status, 0, out.stderr);
+    const doc = JSON.parse(readFileSync(backup, 'utf8'));
+    assert.equal(doc.keys.length, 1);
+    assert.equal(doc.spend.length, 1);
+    assert.equal(doc.spend[0].spent, spent);
+    assert.ok(doc.marks.some((m) => m.deployment === 'capped-a' && m.kind === 'disabled'));
+
+    // Into the SQLite store of a single gateway: the key, the spent budget and the disable.
+    out = spawnSync(GATEWAY_BIN, ['state', 'import', '--config', file(''), backup], { env, encoding: 'utf8' });
+    assert.equal(out.status, 0, out.stderr);
+    gateway = await start(dir);
+    assert.equal((await chat(gateway, 'priced', key)).status, 200);
+    assert.equal(JSON.parse((await chat(gateway, 'priced', BUDGET_KEY)).body).error.code, 'budget_exceeded');
+    assert.equal((await status(gateway))['capped-a'].state, 'disabled');
+    await gateway.stop();
+
+    // And back, into a fresh prefix of Redis, for a fleet.
+    const toRedis = `state: {backend: redis, url: "${redis.url}", key_prefix: "back${Date.now()}:"}`;
+    const again = path.join(dir, 'from-sqlite.json');
+    out = spawnSync(GATEWAY_BIN, ['state', 'export', '--config', file(''), again], { env, encoding: 'utf8' });
+    assert.equal(out.status, 0, out.stderr);
+    out = spawnSync(GATEWAY_BIN, ['state', 'import', '--config', file(toRedis), again], { env, encoding: 'utf8' });
+    assert.equal(out.status, 0, out.stderr);
+    gateway = await start(tempDir(), toRedis);
+    await eventually(async () => (await chat(gateway, 'priced', key)).status === 200,
+                     { what: 'the moved key, read from Redis' });
+    assert.equal(JSON.parse((await chat(gateway, 'priced', BUDGET_KEY)).body).error.code, 'budget_exceeded');
+    await eventually(async () => (await status(gateway))['capped-a'].state === 'disabled',
+                     { what: 'the moved disable, read from Redis' });
+    await gateway.stop();
+  } finally {
+    await redis.stop();
+  }
 });
 
 // Under load, kill -9 every few seconds: the spend the store holds at the end is what the

@@ -124,11 +124,12 @@ bool StoreWriter::WriteOnce(std::unique_lock<std::mutex>& lock) {
     const bool collect_failed = collect_failed_;
     lock.unlock();
 
-    StoreBatch queued = batch;  // kept for a retry, without the urgent ones and the spend
-    for (auto& [changes, done] : urgent) {
-        StoreBatch copy = changes;
-        batch.Append(std::move(copy));
-    }
+    // What was queued is the head of each list; it is kept for a retry should the write fail
+    // (the urgent changes' callers hear of the failure, and the spend is read again).
+    const std::size_t keys_added = batch.keys_added.size(),
+                      keys_removed = batch.keys_removed.size(), spend = batch.spend.size(),
+                      marks = batch.marks.size();
+    for (auto& [changes, done] : urgent) batch.Append(std::move(changes));
     if (collect_) collect_(batch, collect_failed);
     // An empty batch writes nothing and so says nothing of the disk: the episode goes on.
     bool written = true;
@@ -153,8 +154,12 @@ bool StoreWriter::WriteOnce(std::unique_lock<std::mutex>& lock) {
     if (!written) {
         // Kept answers wait in memory anyway (and a long episode must not grow this without
         // bound); the rest is written with the next write.
-        queued.idempotency.clear();
-        retry_ = std::move(queued);
+        batch.keys_added.resize(keys_added);
+        batch.keys_removed.resize(keys_removed);
+        batch.spend.resize(spend);
+        batch.marks.resize(marks);
+        batch.idempotency.clear();
+        retry_ = std::move(batch);
     }
     return written;
 }

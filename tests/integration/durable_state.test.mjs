@@ -346,6 +346,9 @@ test('state export and import move what outlives a process from Redis to SQLite 
   try {
     const onRedis = `state: {backend: redis, url: "${redis.url}", key_prefix: "move${Date.now()}:"}`;
     let gateway = await start(tempDir(), onRedis);
+    // A key added while Redis is not yet connected would stay with this replica alone.
+    await eventually(async () => metricValue(await gateway.metrics(MASTER), 'switchyard_state_redis_up') === 1,
+                     { what: 'the connections to Redis' });
     const added = await admin(gateway, 'POST', '/admin/keys', { name: 'fleet-key', rpm: 9 });
     assert.equal(added.status, 201, added.body);
     const { key } = JSON.parse(added.body);
@@ -358,7 +361,6 @@ test('state export and import move what outlives a process from Redis to SQLite 
     await mock.scenario([{ match: { model: 'durable-capped-a' }, fault: 'error=insufficient_quota' }]);
     assert.equal((await chat(gateway, 'capped', OPEN_KEY)).headers['x-switchyard-deployment'], 'capped-b');
     await mock.scenario([]);
-    await gateway.stop();
 
     const dir = tempDir();
     const file = (text) => {
@@ -368,14 +370,20 @@ test('state export and import move what outlives a process from Redis to SQLite 
     };
     const env = { ...process.env, MASTER, BUDGET_KEY, OPEN_KEY, SWITCHYARD_DATA_DIR: dir };
     const backup = path.join(dir, 'from-redis.json');
-    let out = spawnSync(GATEWAY_BIN, ['state', 'export', '--config', file(onRedis), backup],
-                        { env, encoding: 'utf8' });
-    assert.equal(out.status, 0, out.stderr);
-    const doc = JSON.parse(readFileSync(backup, 'utf8'));
+    // The gateway writes the mark and the last settlement to Redis without waiting for them:
+    // exported (from Redis, while it serves) once they are there.
+    const doc = await eventually(() => {
+      const out = spawnSync(GATEWAY_BIN, ['state', 'export', '--config', file(onRedis), backup],
+                            { env, encoding: 'utf8' });
+      assert.equal(out.status, 0, out.stderr);
+      const d = JSON.parse(readFileSync(backup, 'utf8'));
+      return d.spend[0]?.spent === spent &&
+        d.marks.some((m) => m.deployment === 'capped-a' && m.kind === 'disabled') && d;
+    }, { what: 'the spend and the disable in Redis', intervalMs: 100 });
     assert.equal(doc.keys.length, 1);
     assert.equal(doc.spend.length, 1);
-    assert.equal(doc.spend[0].spent, spent);
-    assert.ok(doc.marks.some((m) => m.deployment === 'capped-a' && m.kind === 'disabled'));
+    await gateway.stop();
+    let out;
 
     // Into the SQLite store of a single gateway: the key, the spent budget and the disable.
     out = spawnSync(GATEWAY_BIN, ['state', 'import', '--config', file(''), backup], { env, encoding: 'utf8' });
@@ -394,6 +402,8 @@ test('state export and import move what outlives a process from Redis to SQLite 
     out = spawnSync(GATEWAY_BIN, ['state', 'import', '--config', file(toRedis), again], { env, encoding: 'utf8' });
     assert.equal(out.status, 0, out.stderr);
     gateway = await start(tempDir(), toRedis);
+    await eventually(async () => metricValue(await gateway.metrics(MASTER), 'switchyard_state_redis_up') === 1,
+                     { what: 'the connections to Redis' });
     await eventually(async () => (await chat(gateway, 'priced', key)).status === 200,
                      { what: 'the moved key, read from Redis' });
     assert.equal(JSON.parse((await chat(gateway, 'priced', BUDGET_KEY)).body).error.code, 'budget_exceeded');

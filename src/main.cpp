@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <optional>
@@ -202,6 +203,11 @@ int StateCommand(const std::vector<std::string_view>& args) {
                 }
                 contents = std::move(read.contents);
             } else {
+                // An export never creates a store: a path with none is a mistake to report.
+                if (!std::filesystem::exists(state.path)) {
+                    fmt::print(stderr, "switchyard state: there is no store at {}\n", state.path);
+                    return 1;
+                }
                 contents = state::DurableStore(state.path, loaded.config->idempotency.max_bytes)
                                .Load(now_ms);
             }

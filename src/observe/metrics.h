@@ -67,6 +67,9 @@ class Metrics final {
     // The durable store (state.backend: sqlite): whether its last write reached the disk
     // (rendered once set), and each write by result.
     void SetStoreUp(int up) { store_up_.store(up, std::memory_order_relaxed); }
+    // The two gauges as set (-1: never set), for /status.
+    int StateUp() const { return state_up_.load(std::memory_order_relaxed); }
+    int StoreUp() const { return store_up_.load(std::memory_order_relaxed); }
     void CountStoreWrite(bool ok) {
         (ok ? store_writes_ok_ : store_writes_failed_).fetch_add(1, std::memory_order_relaxed);
     }

@@ -245,8 +245,25 @@ asio::awaitable<void> ServeStatus(RequestContext& ctx) {
     for (const auto& key : ctx.Context().keys.List()) {
         keys.push_back(DescribeKey(*key, ctx.Context().clock));
     }
+    // Where the state lives and whether it is being kept (docs/state.md).
+    const config::StateConfig& state = ctx.Config().state;
+    const observe::Metrics& metrics = ctx.Context().metrics;
+    boost::json::object where;
+    switch (state.backend) {
+        case config::StateConfig::Backend::kMemory:
+            where = {{"backend", "memory"}};
+            break;
+        case config::StateConfig::Backend::kSqlite:
+            where = {
+                {"backend", "sqlite"}, {"path", state.path}, {"writing", metrics.StoreUp() != 0}};
+            break;
+        case config::StateConfig::Backend::kRedis:
+            where = {{"backend", "redis"}, {"url", state.url}, {"up", metrics.StateUp() == 1}};
+            break;
+    }
     std::string body = boost::json::serialize(
         boost::json::object{{"time", core::Rfc3339(wall_now)},
+                            {"state", std::move(where)},
                             {"self_throttle", ctx.Config().limits.self_throttle},
                             {"lanes", std::move(lanes)},
                             {"deployments", std::move(deployments)},

@@ -286,6 +286,8 @@ test('a disk that refuses writes keeps requests served, is counted and logged on
   }
   await eventually(async () => metricValue(await gateway.metrics(MASTER), 'switchyard_state_store_up') === 0,
                    { what: 'switchyard_state_store_up 0', timeoutMs: 5000 });
+  const shown = JSON.parse((await admin(gateway, 'GET', '/status')).body).state;
+  assert.deepEqual(shown, { backend: 'sqlite', path: path.join(dir, 'switchyard-state.db'), writing: false });
   // An admin change that cannot be written is refused, and not made.
   const refused = await admin(gateway, 'POST', '/admin/keys', { name: 'not-now' });
   assert.equal(refused.status, 503, refused.body);
@@ -330,6 +332,12 @@ test('state export and import move a store, and refuse a file that is not an exp
   assert.match(into.stderr, /holds 1 key\(s\)/);
   gateway = await start(target);
   assert.equal((await chat(gateway, 'priced', key)).status, 200);
+
+  const nowhere = spawnSync(GATEWAY_BIN, ['state', 'export', '--config', file], {
+    env: { ...env, SWITCHYARD_DATA_DIR: tempDir() }, encoding: 'utf8',
+  });
+  assert.equal(nowhere.status, 1);
+  assert.match(nowhere.stderr, /there is no store at/);
 
   const notExport = path.join(tempDir(), 'other.json');
   writeFileSync(notExport, '{"keys": []}');

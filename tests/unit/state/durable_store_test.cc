@@ -1,29 +1,17 @@
 #include "state/durable_store.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <boost/json.hpp>
 #include <filesystem>
 #include <fstream>
 
+#include "store_file_test_support.h"
+
 namespace switchyard::state {
 namespace {
 
-// A store file in a directory of its own, removed afterwards.
-class DurableStoreTest : public ::testing::Test {
-  protected:
-    void SetUp() override {
-        char pattern[] = "/tmp/switchyard-store-XXXXXX";
-        ASSERT_NE(::mkdtemp(pattern), nullptr);
-        dir_ = pattern;
-        path_ = dir_ + "/state.db";
-    }
-    void TearDown() override { std::filesystem::remove_all(dir_); }
-
-    std::string dir_;
-    std::string path_;
-};
+class DurableStoreTest : public StoreFileTest {};
 
 constexpr std::int64_t kNow = 1'800'000'000'000;
 

@@ -1,29 +1,18 @@
 #include "state/store_writer.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <atomic>
-#include <filesystem>
 #include <future>
 
 #include "core/clock.h"
+#include "store_file_test_support.h"
 
 namespace switchyard::state {
 namespace {
 
-class StoreWriterTest : public ::testing::Test {
+class StoreWriterTest : public StoreFileTest {
   protected:
-    void SetUp() override {
-        char pattern[] = "/tmp/switchyard-writer-XXXXXX";
-        ASSERT_NE(::mkdtemp(pattern), nullptr);
-        dir_ = pattern;
-        path_ = dir_ + "/state.db";
-    }
-    void TearDown() override { std::filesystem::remove_all(dir_); }
-
-    std::string dir_;
-    std::string path_;
     core::RealClock clock_;
     observe::Metrics metrics_{1};
 };

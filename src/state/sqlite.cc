@@ -113,6 +113,4 @@ std::string SqliteDatabase::QueryText(std::string_view sql) {
     return statement.Text(0);
 }
 
-std::string SqliteDatabase::LastError() const { return Describe(db_); }
-
 }  // namespace switchyard::state

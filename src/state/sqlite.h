@@ -59,8 +59,6 @@ class SqliteDatabase final {
     // The single integer a query returns (e.g. a PRAGMA); nullopt when it returns no row.
     std::optional<std::int64_t> QueryInteger(std::string_view sql);
     std::string QueryText(std::string_view sql);
-    // The last error's text with its extended code, for messages.
-    std::string LastError() const;
 
   private:
     sqlite3* db_ = nullptr;

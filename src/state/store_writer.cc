@@ -113,7 +113,7 @@ void StoreWriter::Run() {
     }
 }
 
-bool StoreWriter::WriteOnce(std::unique_lock<std::mutex>& lock) {
+void StoreWriter::WriteOnce(std::unique_lock<std::mutex>& lock) {
     // The failed write's changes first: what happened later is written after them.
     StoreBatch batch = std::move(retry_);
     retry_ = {};
@@ -161,7 +161,6 @@ bool StoreWriter::WriteOnce(std::unique_lock<std::mutex>& lock) {
         batch.idempotency.clear();
         retry_ = std::move(batch);
     }
-    return written;
 }
 
 }  // namespace switchyard::state

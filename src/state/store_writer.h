@@ -52,8 +52,8 @@ class StoreWriter final {
 
   private:
     void Run();
-    // One write of everything pending; false when it failed.
-    bool WriteOnce(std::unique_lock<std::mutex>& lock);
+    // One write of everything pending.
+    void WriteOnce(std::unique_lock<std::mutex>& lock);
     // Logs the start and the end of a failure episode, once each.
     void NoteEpisode(bool written, const std::string& why);
 

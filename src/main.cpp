@@ -23,6 +23,7 @@
 #include "config/litellm_import.h"
 #include "config/yaml_limits.h"
 #include "core/clock.h"
+#include "core/sha256.h"
 #include "core/url.h"
 #include "core/version.h"
 #include "limits/client_budgets.h"
@@ -32,6 +33,7 @@
 #include "observe/access_log.h"
 #include "observe/metrics.h"
 #include "observe/trace_exporter.h"
+#include "server/batch_runner.h"
 #include "server/durable_state.h"
 #include "server/runtime.h"
 #include "server/server.h"
@@ -516,11 +518,32 @@ int Serve(const std::vector<std::string_view>& args) {
                    config->server.listen_port, e.what());
         return 1;
     }
+    // The Batch APIs' runner (docs/batches.md): jobs resume once the listener is bound, since
+    // their lines go through it.
+    std::unique_ptr<server::BatchRunner> batch_runner;
+    if (durable) {
+        std::filesystem::path directory(durable->Path());
+        directory.replace_extension();
+        directory += "-batch-files";
+        try {
+            batch_runner = std::make_unique<server::BatchRunner>(
+                context, *durable, std::make_unique<batches::FileStore>(directory.string()),
+                config->server.listen_host, server->Port());
+        } catch (const std::exception& e) {
+            fmt::print(stderr, "switchyard: {}\n", e.what());
+            return 1;
+        }
+        context.batch_token = core::RandomHex(32);
+        context.batches = batch_runner.get();
+        batch_runner->Start();
+    }
     const bool clean = server->Run([&] {
         fmt::print(stderr, "switchyard {} listening on {}:{}\n", kVersion,
                    config->server.listen_host, server->Port());
         std::fflush(stderr);
     });
+    // Lines still in flight end with the drain; their results are written before the store stops.
+    if (batch_runner && clean) batch_runner->Stop();
     if (durable) durable->Stop();  // what the last requests spent is written
     if (!clean) {
         access_log.reset();  // flush what was logged, then leave without unwinding the workers

@@ -220,6 +220,18 @@ struct IdempotencyConfig {
     std::size_t max_bytes = 64 << 20;        // this replica's store: answers and keys together
 };
 
+// The Batch APIs (docs/batches.md): where their files live, how much they may hold, and how the
+// gateway runs a job's lines itself — through the attempt engine, on a low-share lane, a few at a
+// time.
+struct BatchesConfig {
+    std::string lane = "batch";  // the lane lines run in (limits.lanes); missing: the last lane
+    int concurrency = 8;         // lines of one job in flight at once
+    std::size_t max_file_bytes = 32 << 20;  // one uploaded file (read whole, then stored)
+    std::size_t max_stored_bytes = std::size_t{10} << 30;  // every batch file on disk together
+    int max_lines = 50'000;                                // lines of one batch
+    int line_attempts = 6;  // a line the gateway answers 5xx is tried this often (429s: waited)
+};
+
 struct ServerConfig {
     std::string listen_host = "127.0.0.1";
     std::uint16_t listen_port = 4000;
@@ -366,6 +378,7 @@ struct Config {
     IdempotencyConfig idempotency;
     LimitsConfig limits;
     StateConfig state;
+    BatchesConfig batches;
     TelemetryConfig telemetry;
     std::vector<ClientKey> keys;
     std::vector<ModelGroup> models;

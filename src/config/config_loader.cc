@@ -55,7 +55,7 @@ void Load(std::string_view text, std::string_view file, const EnvLookup& env, Lo
     Reader r(file, env, result.problems);
     if (!r.CheckMap(root, "the top level",
                     {"server", "timeouts", "log", "retry", "health", "alerts", "degradation",
-                     "idempotency", "limits", "state", "telemetry", "keys", "models"})) {
+                     "idempotency", "limits", "state", "telemetry", "keys", "models", "batches"})) {
         return;
     }
     if (root["server"]) ReadServer(r, root["server"], config->server);
@@ -68,6 +68,7 @@ void Load(std::string_view text, std::string_view file, const EnvLookup& env, Lo
     if (root["telemetry"]) ReadTelemetry(r, root["telemetry"], config->telemetry);
     if (root["degradation"]) ReadDegradation(r, root["degradation"], config->degradation);
     if (root["idempotency"]) ReadIdempotency(r, root["idempotency"], config->idempotency);
+    if (root["batches"]) ReadBatches(r, root["batches"], config->batches);
     if (root["models"]) {
         ReadModels(r, root["models"], config->models);
     } else {

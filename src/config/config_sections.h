@@ -17,6 +17,7 @@ namespace switchyard::config {
 void ReadServer(Reader& r, const YAML::Node& node, ServerConfig& server);
 void ReadTimeouts(Reader& r, const YAML::Node& node, Timeouts& timeouts);
 void ReadIdempotency(Reader& r, const YAML::Node& node, IdempotencyConfig& idempotency);
+void ReadBatches(Reader& r, const YAML::Node& node, BatchesConfig& batches);
 void ReadDegradation(Reader& r, const YAML::Node& node, DegradationConfig& degradation);
 
 // config_retry_health.cc: retries and deployment health.

@@ -81,6 +81,20 @@ void ReadIdempotency(Reader& r, const YAML::Node& node, IdempotencyConfig& idemp
     r.Integer(node, "max_bytes", idempotency.max_bytes, 64 * 1024, 64LL << 30);
 }
 
+void ReadBatches(Reader& r, const YAML::Node& node, BatchesConfig& batches) {
+    if (!r.CheckMap(node, "batches",
+                    {"lane", "concurrency", "max_file_bytes", "max_stored_bytes", "max_lines",
+                     "line_attempts"})) {
+        return;
+    }
+    r.String(node, "lane", batches.lane);
+    r.Integer(node, "concurrency", batches.concurrency, 1, 256);
+    r.Integer(node, "max_file_bytes", batches.max_file_bytes, 1024, 1LL << 40);
+    r.Integer(node, "max_stored_bytes", batches.max_stored_bytes, 1024, 1LL << 50);
+    r.Integer(node, "max_lines", batches.max_lines, 1, 1'000'000);
+    r.Integer(node, "line_attempts", batches.line_attempts, 1, 100);
+}
+
 void ReadDegradation(Reader& r, const YAML::Node& node, DegradationConfig& degradation) {
     if (!r.CheckMap(node, "degradation", {"mode", "content"})) return;
     std::string mode = "error";

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <stdexcept>
+#include <vector>
 
 namespace switchyard::core {
 namespace {
@@ -31,12 +32,14 @@ std::string Sha256Hex(std::string_view data) {
     return Hex(digest.data(), size);
 }
 
-std::string NewClientKey() {
-    std::array<unsigned char, 24> bytes{};
+std::string RandomHex(std::size_t count) {
+    std::vector<unsigned char> bytes(count);
     if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1) {
         throw std::runtime_error("the random generator failed");
     }
-    return "sk-sy-" + Hex(bytes.data(), bytes.size());
+    return Hex(bytes.data(), bytes.size());
 }
+
+std::string NewClientKey() { return "sk-sy-" + RandomHex(24); }
 
 }  // namespace switchyard::core

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -10,5 +11,8 @@ std::string Sha256Hex(std::string_view data);
 
 // A fresh client key: "sk-sy-" followed by 48 hex digits from the OpenSSL random generator.
 std::string NewClientKey();
+
+// `bytes` bytes from the system's cryptographic random source, as lowercase hex.
+std::string RandomHex(std::size_t bytes);
 
 }  // namespace switchyard::core

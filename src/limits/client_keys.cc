@@ -157,6 +157,12 @@ std::shared_ptr<ClientKeyState> ClientKeys::Find(std::string_view presented) con
     return it == by_hash_.end() ? nullptr : it->second;
 }
 
+std::shared_ptr<ClientKeyState> ClientKeys::FindHash(const std::string& sha256) const {
+    std::shared_lock lock(mutex_);
+    const auto it = by_hash_.find(sha256);
+    return it == by_hash_.end() ? nullptr : it->second;
+}
+
 std::shared_ptr<ClientKeyState> ClientKeys::Add(config::ClientKey key, std::string& error) {
     std::unique_lock lock(mutex_);
     if (by_hash_.contains(key.sha256)) {

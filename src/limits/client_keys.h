@@ -120,6 +120,8 @@ class ClientKeys final {
 
     // The key a client presented (plaintext, hashed here); null when unknown.
     std::shared_ptr<ClientKeyState> Find(std::string_view presented) const;
+    // The key whose SHA-256 (hex) is `sha256`; null when unknown.
+    std::shared_ptr<ClientKeyState> FindHash(const std::string& sha256) const;
 
     // Adds a key at runtime and returns it; null, with `error` set, when its name or key exists
     // already.

@@ -1,6 +1,7 @@
 #include "server/admission.h"
 
 #include <fmt/format.h>
+#include <openssl/crypto.h>
 
 #include <algorithm>
 #include <chrono>
@@ -173,19 +174,25 @@ asio::awaitable<std::optional<core::LocalError>> Admit(
     ServerContext& context = ctx.Context();
     const config::Config& config = ctx.Config();
     lane = 0;
-    if (!context.keys.Empty() && !PresentsMasterKey(ctx)) {
-        settlement.key = context.keys.Find(PresentedKey(ctx.request));
+    // A line of a batch job the gateway runs itself (server/batch_runner.h): the job's owner, on
+    // the batch lane.
+    const std::optional<std::string> batch_owner = BatchLineOwner(ctx);
+    if (batch_owner ? !batch_owner->empty() : !context.keys.Empty() && !PresentsMasterKey(ctx)) {
+        settlement.key = batch_owner ? context.keys.FindHash(*batch_owner)
+                                     : context.keys.Find(PresentedKey(ctx.request));
         if (!settlement.key) {
             co_return core::LocalError{
                 core::ErrorKind::kUnauthorized,
-                PresentedKey(ctx.request).empty()
+                batch_owner ? "The key that created this batch no longer exists."
+                : PresentedKey(ctx.request).empty()
                     ? "Missing API key: send it as 'Authorization: Bearer KEY' or 'x-api-key: KEY'."
                     : "Incorrect API key provided."};
         }
         const config::ClientKey& policy = settlement.key->Policy();
         ctx.key_name = policy.name;
         // The key names its lane; this request's config says which index that is now.
-        lane = config.limits.FindLane(policy.lane_name).value_or(0);
+        lane =
+            batch_owner ? BatchLane(config) : config.limits.FindLane(policy.lane_name).value_or(0);
         if (const auto denied = DisallowedGroup(policy, requested, request.fallbacks)) {
             core::LocalError error{
                 core::ErrorKind::kModelNotAllowed,
@@ -217,6 +224,8 @@ asio::awaitable<std::optional<core::LocalError>> Admit(
             settlement.key.reset();  // a refused request counts for nothing
             co_return error;
         }
+    } else if (batch_owner) {
+        lane = BatchLane(config);
     } else if (const auto it = ctx.request.find("x-switchyard-lane"); it != ctx.request.end()) {
         const auto named = config.limits.FindLane(it->value());
         if (!named) {
@@ -228,6 +237,24 @@ asio::awaitable<std::optional<core::LocalError>> Admit(
     }
     ctx.record.lane = config.limits.lanes[lane].name;
     co_return std::nullopt;
+}
+
+std::size_t BatchLane(const config::Config& config) {
+    return config.limits.FindLane(config.batches.lane).value_or(config.limits.lanes.size() - 1);
+}
+
+std::optional<std::string> BatchLineOwner(const RequestContext& ctx) {
+    const std::string& token = ctx.Context().batch_token;
+    if (token.empty()) return std::nullopt;
+    const auto presented = ctx.request.find(kBatchTokenHeader);
+    if (presented == ctx.request.end()) return std::nullopt;
+    const std::string_view value = presented->value();
+    if (value.size() != token.size() ||
+        CRYPTO_memcmp(value.data(), token.data(), token.size()) != 0) {
+        return std::nullopt;
+    }
+    const auto owner = ctx.request.find(kBatchOwnerHeader);
+    return owner == ctx.request.end() ? std::string() : std::string(owner->value());
 }
 
 std::string_view ClientCredential(const Request& request) {

@@ -60,4 +60,14 @@ void AddRetryAfter(RequestContext& ctx, std::chrono::milliseconds wait);
 // The credential the client sent: its Authorization header, else its x-api-key; "" for none.
 std::string_view ClientCredential(const Request& request);
 
+// The headers a batch line the gateway runs itself carries (server/batch_runner.h): this
+// process's random token, and the SHA-256 of the key that created the batch ("" or none: the
+// master key's, or no keys). Without the token they mean nothing.
+inline constexpr std::string_view kBatchTokenHeader = "x-switchyard-batch-token";
+inline constexpr std::string_view kBatchOwnerHeader = "x-switchyard-batch-owner";
+// The owner of the batch line `ctx` is (nullopt: not a batch line).
+std::optional<std::string> BatchLineOwner(const RequestContext& ctx);
+// The lane batch lines run in: batches.lane, or the last lane.
+std::size_t BatchLane(const config::Config& config);
+
 }  // namespace switchyard::server

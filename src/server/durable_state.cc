@@ -155,22 +155,6 @@ asio::awaitable<bool> DurableState::Write(state::StoreBatch batch) {
         initiate, asio::use_awaitable, std::move(batch));
 }
 
-template <class T>
-asio::awaitable<T> DurableState::OnWriter(std::function<T(state::DurableStore&)> work) {
-    auto initiate = [this](auto handler, std::function<T(state::DurableStore&)> task) {
-        auto home = asio::get_associated_executor(handler);
-        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-        writer_.Visit([shared, home, task = std::move(task)](state::DurableStore& store) {
-            T result = task(store);
-            asio::post(home, [shared, result = std::move(result)]() mutable {
-                std::move (*shared)(std::move(result));
-            });
-        });
-    };
-    co_return co_await asio::async_initiate<const asio::use_awaitable_t<>, void(T)>(
-        initiate, asio::use_awaitable, std::move(work));
-}
-
 asio::awaitable<std::optional<std::string>> DurableState::Export() {
     std::function<std::optional<std::string>(state::DurableStore&)> work =
         [this](state::DurableStore& store) -> std::optional<std::string> {

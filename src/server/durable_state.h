@@ -65,15 +65,33 @@ class DurableState final {
                     const answers::StoredAnswer* answer,
                     std::chrono::system_clock::time_point until);
 
-  private:
-    asio::awaitable<bool> Write(state::StoreBatch batch);
-    // Runs `work` on the writer thread and resumes the caller with its result.
+    // Runs `work` on the writer thread, the store's one user, and resumes the caller on its own
+    // executor with the result (the Batch APIs' tables: batches/batch_records.h).
     template <class T>
     asio::awaitable<T> OnWriter(std::function<T(state::DurableStore&)> work);
+
+  private:
+    asio::awaitable<bool> Write(state::StoreBatch batch);
 
     const core::Clock& clock_;
     state::StoreWriter writer_;
 };
+
+template <class T>
+asio::awaitable<T> DurableState::OnWriter(std::function<T(state::DurableStore&)> work) {
+    auto initiate = [this](auto handler, std::function<T(state::DurableStore&)> task) {
+        auto home = asio::get_associated_executor(handler);
+        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+        writer_.Visit([shared, home, task = std::move(task)](state::DurableStore& store) {
+            T result = task(store);
+            asio::post(home, [shared, result = std::move(result)]() mutable {
+                std::move (*shared)(std::move(result));
+            });
+        });
+    };
+    co_return co_await asio::async_initiate<const asio::use_awaitable_t<>, void(T)>(
+        initiate, asio::use_awaitable, std::move(work));
+}
 
 // "YYYY-MM" for a month as ClientKeyState counts it (year * 12 + month - 1), and back (-1: not
 // a month).

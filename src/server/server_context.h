@@ -34,6 +34,7 @@
 namespace switchyard::server {
 
 class DurableState;
+class BatchRunner;
 
 // The outcome of a config reload.
 struct ReloadResult {
@@ -77,6 +78,11 @@ struct ServerContext {
     limits::RecentGiveUps* give_ups = nullptr;
     // Request bodies in flight, in all and per client (server.max_body_bytes_in_flight).
     limits::BodyBudget* bodies = nullptr;
+    // The Batch APIs (docs/batches.md): the jobs' runner and its files. Null: no durable store.
+    BatchRunner* batches = nullptr;
+    // A random token, new with each process, that the runner's lines carry to be admitted as
+    // their batch's owner (server/admission.h). Empty: no lines run.
+    std::string batch_token;
     // Detached requests whose clients left, still working for their kept answers (ClientWatch).
     std::atomic<int> orphans{0};
 

@@ -8,6 +8,7 @@
 #include "api/local_reply.h"
 #include "core/names.h"
 #include "server/admin_handlers.h"
+#include "server/batch_handlers.h"
 #include "server/chat_handler.h"
 #include "server/http_io.h"
 #include "server/key_admin.h"
@@ -105,6 +106,10 @@ asio::awaitable<void> Dispatch(RequestContext& ctx) {
         ctx.path[kKeys.size()] == '/' && ctx.request.method() == http::verb::delete_) {
         const std::string name = ctx.path.substr(kKeys.size() + 1);
         co_await ServeDeleteKey(ctx, name);
+        co_return;
+    }
+    if (IsBatchApiPath(ctx.path)) {
+        co_await ServeBatchApi(ctx);
         co_return;
     }
     if (const auto id = ModelPath(ctx.path); id && ctx.request.method() == http::verb::get) {
@@ -378,6 +383,13 @@ asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
         parser.header_limit(kMaxRequestHeaderBytes);
         watch.Arm(stream.socket(), start + limits.header_timeout);
         auto [read_ec, read] = co_await http::async_read_header(stream, buffer, parser, kTuple);
+        if (!read_ec && parser.get().method() == http::verb::post &&
+            (parser.get().target() == "/v1/files" ||
+             parser.get().target() == "/v1/messages/batches")) {
+            // A batch's file or requests may be larger than any single request.
+            parser.body_limit(std::max<std::uint64_t>(limits.max_body_bytes,
+                                                      config->batches.max_file_bytes + 65536));
+        }
         limits::BodyBudget::Reservation body_bytes;
         if (!read_ec && !parser.is_done()) {
             // A body of known length is refused before it is read.

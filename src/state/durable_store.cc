@@ -26,6 +26,14 @@ constexpr const char* kMigrations[] = {
     "CREATE TABLE idempotency(key TEXT PRIMARY KEY, tenant TEXT NOT NULL,"
     " fingerprint TEXT NOT NULL, answer BLOB, expires_ms INTEGER NOT NULL);"
     "CREATE INDEX idempotency_expiry ON idempotency(expires_ms);",
+    // 1 -> 2: the Batch APIs (docs/batches.md): files (their bytes are on disk beside the store),
+    // jobs, and the results of lines that ended while their job runs.
+    "CREATE TABLE batch_files(id TEXT PRIMARY KEY, owner TEXT NOT NULL, purpose TEXT NOT NULL,"
+    " filename TEXT NOT NULL, bytes INTEGER NOT NULL, created_s INTEGER NOT NULL);"
+    "CREATE TABLE batch_jobs(id TEXT PRIMARY KEY, owner TEXT NOT NULL, api TEXT NOT NULL,"
+    " ended INTEGER NOT NULL, job TEXT NOT NULL);"
+    "CREATE TABLE batch_results(batch TEXT NOT NULL, line INTEGER NOT NULL, ok INTEGER NOT NULL,"
+    " result TEXT NOT NULL, PRIMARY KEY(batch, line)) WITHOUT ROWID;",
 };
 static_assert(std::size(kMigrations) == DurableStore::kSchemaVersion);
 

@@ -75,7 +75,7 @@ struct StoreBatch {
 class DurableStore final {
   public:
     // The schema this build writes; a file with a later one is refused.
-    static constexpr int kSchemaVersion = 1;
+    static constexpr int kSchemaVersion = 2;
 
     // Opens (or creates) the store at `path`, takes its lock and migrates it. Throws StoreError
     // with a message that says what is wrong and what to do: a file that is not a store, a
@@ -92,6 +92,8 @@ class DurableStore final {
     void Write(const StoreBatch& batch, std::int64_t now_ms);
     // Replaces everything with `contents` (an import).
     void Replace(const StoreContents& contents);
+    // The database, for the tables of other subsystems (the Batch APIs': batches/batch_records.h).
+    SqliteDatabase& Database() { return *db_; }
 
   private:
     void Migrate();

@@ -113,4 +113,22 @@ std::string SqliteDatabase::QueryText(std::string_view sql) {
     return statement.Text(0);
 }
 
+SqliteTransaction::SqliteTransaction(SqliteDatabase& db) : db_(db) {
+    db_.Execute("BEGIN IMMEDIATE");
+}
+
+SqliteTransaction::~SqliteTransaction() {
+    if (!open_) return;
+    try {
+        db_.Execute("ROLLBACK");
+    } catch (const StoreError&) {
+        // Already rolled back by SQLite (a full disk ends the transaction itself).
+    }
+}
+
+void SqliteTransaction::Commit() {
+    db_.Execute("COMMIT");
+    open_ = false;
+}
+
 }  // namespace switchyard::state

@@ -64,4 +64,19 @@ class SqliteDatabase final {
     sqlite3* db_ = nullptr;
 };
 
+// BEGIN IMMEDIATE on construction; Commit() commits, and a transaction not committed is rolled
+// back when this ends (an exception on its way out).
+class SqliteTransaction final {
+  public:
+    explicit SqliteTransaction(SqliteDatabase& db);
+    ~SqliteTransaction();
+    SqliteTransaction(const SqliteTransaction&) = delete;
+    SqliteTransaction& operator=(const SqliteTransaction&) = delete;
+    void Commit();
+
+  private:
+    SqliteDatabase& db_;
+    bool open_ = true;
+};
+
 }  // namespace switchyard::state

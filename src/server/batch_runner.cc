@@ -1,0 +1,590 @@
+#include "server/batch_runner.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <chrono>
+#include <random>
+#include <unordered_set>
+#include <vector>
+
+#include "batches/batch_lines.h"
+#include "batches/batch_records.h"
+#include "server/admission.h"
+
+namespace switchyard::server {
+namespace {
+
+using batches::BatchJob;
+using batches::LineResult;
+using batches::Status;
+using std::chrono::milliseconds;
+
+namespace records = batches::records;
+
+// A line's request goes to the listener on loopback when it listens on every address.
+std::string LoopbackFor(const std::string& host) {
+    if (host.empty() || host == "0.0.0.0") return "127.0.0.1";
+    if (host == "::" || host == "[::]") return "::1";
+    return host;
+}
+
+// How long an answer asked a client to wait (retry-after-ms, else retry-after in seconds).
+milliseconds RetryAfterOf(const http::response<http::string_body>& response) {
+    const auto parse = [](std::string_view text) -> long long {
+        long long n = 0;
+        for (const char c : text) {
+            if (c < '0' || c > '9') return -1;
+            n = n * 10 + (c - '0');
+            if (n > 86'400'000) return n;
+        }
+        return text.empty() ? -1 : n;
+    };
+    if (const auto it = response.find("retry-after-ms"); it != response.end()) {
+        if (const long long ms = parse(it->value()); ms >= 0) return milliseconds(ms);
+    }
+    if (const auto it = response.find(http::field::retry_after); it != response.end()) {
+        if (const long long s = parse(it->value()); s >= 0) return milliseconds(s * 1000);
+    }
+    return milliseconds(0);
+}
+
+}  // namespace
+
+struct BatchRunner::JobRun {
+    explicit JobRun(asio::io_context& ioc, BatchJob j)
+        : job(std::move(j)), all_done(ioc), watch(ioc) {}
+
+    BatchJob job;
+    // Why lines stop starting: the job was cancelled, its window ended, or the gateway stops.
+    enum class Halt { kNone, kCancel, kExpire, kStop } halt = Halt::kNone;
+    std::unique_ptr<batches::LineReader> reader;
+    std::int64_t next_line = 0;       // the number the reader's next line gets
+    std::vector<std::int64_t> ended;  // lines at or after the cursor with a result (resumed)
+    std::map<std::int64_t, std::int64_t> in_flight;  // line -> its offset
+    std::vector<LineResult> pending;                 // results not yet written
+    bool committing = false;
+    int slots = 0;
+    asio::steady_timer all_done;  // cancelled when the last slot ends
+    asio::steady_timer watch;     // the completion window's end
+    std::mt19937_64 rng{std::random_device{}()};
+};
+
+// One connection to the gateway's own listener, for one line at a time.
+struct BatchRunner::Slot {
+    std::optional<beast::tcp_stream> stream;
+};
+
+BatchRunner::BatchRunner(ServerContext& context, DurableState& store,
+                         std::unique_ptr<batches::FileStore> files, std::string host,
+                         std::uint16_t port)
+    : context_(context),
+      store_(store),
+      files_(std::move(files)),
+      host_(LoopbackFor(host)),
+      port_(port),
+      ioc_(1) {}
+
+BatchRunner::~BatchRunner() { Stop(); }
+
+std::int64_t BatchRunner::Now() const {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               context_.clock.WallNow().time_since_epoch())
+        .count();
+}
+
+void BatchRunner::Start() {
+    work_.emplace(ioc_.get_executor());
+    asio::co_spawn(
+        ioc_,
+        [this]() -> asio::awaitable<void> {
+            std::function<std::vector<BatchJob>(state::DurableStore&)> load =
+                [](state::DurableStore& s) { return records::RunningJobs(s.Database()); };
+            const Stored<std::vector<BatchJob>> jobs = co_await OnStore(store_, std::move(load));
+            if (!jobs.value) {
+                fmt::print(stderr, "switchyard: batches: cannot read the running jobs: {}\n",
+                           jobs.error);
+                co_return;
+            }
+            if (!jobs.value->empty()) {
+                fmt::print(stderr, "switchyard: batches: resuming {} job(s)\n", jobs.value->size());
+            }
+            for (const BatchJob& job : *jobs.value) Run(job.id);
+        },
+        asio::detached);
+    thread_ = std::thread([this] { ioc_.run(); });
+}
+
+void BatchRunner::Run(std::string id) {
+    asio::co_spawn(
+        ioc_,
+        [this, id = std::move(id)]() -> asio::awaitable<void> {
+            if (stopping_ || jobs_.contains(id)) co_return;
+            std::function<std::optional<BatchJob>(state::DurableStore&)> load =
+                [id](state::DurableStore& s) { return records::GetJob(s.Database(), id); };
+            const Stored<std::optional<BatchJob>> job = co_await OnStore(store_, std::move(load));
+            if (!job.value || !*job.value || batches::Ended((*job.value)->status)) co_return;
+            if (stopping_ || jobs_.contains(id)) co_return;
+            auto run = std::make_shared<JobRun>(ioc_, std::move(**job.value));
+            if (run->job.status == Status::kCancelling) run->halt = JobRun::Halt::kCancel;
+            jobs_[id] = run;
+            co_await RunJob(run);
+            jobs_.erase(id);
+        },
+        asio::detached);
+}
+
+asio::awaitable<std::optional<BatchJob>> BatchRunner::Cancel(std::string id) {
+    auto cancel = [this, id = std::move(id)]() -> asio::awaitable<std::optional<BatchJob>> {
+        const auto it = jobs_.find(id);
+        if (it == jobs_.end()) {
+            std::function<std::optional<BatchJob>(state::DurableStore&)> load =
+                [id](state::DurableStore& s) { return records::GetJob(s.Database(), id); };
+            const Stored<std::optional<BatchJob>> job = co_await OnStore(store_, std::move(load));
+            co_return job.value ? *job.value : std::nullopt;
+        }
+        const std::shared_ptr<JobRun> run = it->second;
+        if (!batches::Ended(run->job.status) && run->halt == JobRun::Halt::kNone) {
+            run->halt = JobRun::Halt::kCancel;
+            run->job.status = Status::kCancelling;
+            run->job.cancelling_s = Now();
+            co_await Save(run->job);
+        }
+        co_return run->job;
+    };
+    co_return co_await asio::co_spawn(ioc_, std::move(cancel), asio::use_awaitable);
+}
+
+void BatchRunner::Stop() {
+    if (!thread_.joinable()) return;
+    asio::post(ioc_, [this] {
+        stopping_ = true;
+        for (auto& [id, run] : jobs_) {
+            if (run->halt == JobRun::Halt::kNone) run->halt = JobRun::Halt::kStop;
+            run->watch.cancel();
+        }
+    });
+    work_.reset();
+    thread_.join();
+}
+
+asio::awaitable<bool> BatchRunner::Save(const BatchJob& job) {
+    std::function<bool(state::DurableStore&)> put = [job](state::DurableStore& s) {
+        records::PutJob(s.Database(), job);
+        return true;
+    };
+    const Stored<bool> saved = co_await OnStore(store_, std::move(put));
+    if (!saved.value) {
+        fmt::print(stderr, "switchyard: batches: cannot save {}: {}\n", job.id, saved.error);
+    }
+    co_return saved.value.has_value();
+}
+
+asio::awaitable<void> BatchRunner::Watch(std::shared_ptr<JobRun> run) {
+    const std::int64_t left = run->job.ExpiresAt() - Now();
+    run->watch.expires_after(std::chrono::seconds(std::max<std::int64_t>(left, 0)));
+    auto [ec] = co_await run->watch.async_wait(kTuple);
+    if (ec || batches::Ended(run->job.status)) co_return;
+    if (run->halt == JobRun::Halt::kNone || run->halt == JobRun::Halt::kCancel) {
+        run->halt = JobRun::Halt::kExpire;
+    }
+}
+
+asio::awaitable<bool> BatchRunner::Validate(JobRun& run) {
+    BatchJob& job = run.job;
+    const config::BatchesConfig& settings = context_.Config()->batches;
+    std::int64_t total = 0;
+    try {
+        batches::LineReader reader(files_->PathOf(job.input_file_id), 0);
+        std::unordered_set<std::uint64_t> seen;  // custom_ids, hashed: 8 bytes a line
+        std::string text;
+        std::int64_t offset = 0;
+        const auto problem = [&](std::string code, std::string message, std::int64_t line) {
+            if (job.errors.size() >= 10) return;
+            job.errors.push_back(
+                {{"code", std::move(code)},
+                 {"message", std::move(message)},
+                 {"param", nullptr},
+                 {"line", line < 0 ? boost::json::value(nullptr) : boost::json::value(line)}});
+        };
+        while (reader.Next(text, offset)) {
+            if (text.empty()) continue;
+            ++total;
+            if (job.api == batches::Api::kAnthropic) continue;  // checked when created
+            batches::LineProblem why;
+            const std::optional<batches::InputLine> line =
+                batches::ReadInputLine(job.api, job.endpoint, text, why);
+            if (!line) {
+                problem(why.code, why.message, total);
+                continue;
+            }
+            if (job.model.empty()) job.model = line->model;
+            if (!seen.insert(std::hash<std::string>()(line->custom_id)).second) {
+                problem("duplicate_custom_id",
+                        "The custom_id '" + line->custom_id +
+                            "' is a duplicate of another request's; each must be unique.",
+                        total);
+            }
+        }
+        if (total == 0) problem("empty_file", "The input file holds no requests.", -1);
+        if (total > settings.max_lines) {
+            problem("too_many_tasks",
+                    fmt::format("The input file holds {} requests; a batch may hold at most {}.",
+                                total, settings.max_lines),
+                    -1);
+        }
+    } catch (const std::exception& e) {
+        job.errors.push_back(
+            {{"code", "file_unavailable"},
+             {"message", std::string("The input file cannot be read: ") + e.what()},
+             {"param", "input_file_id"},
+             {"line", nullptr}});
+    }
+    job.total = total;
+    if (!job.errors.empty()) {
+        job.status = Status::kFailed;
+        job.failed_s = Now();
+    } else {
+        job.status = Status::kInProgress;
+        job.in_progress_s = Now();
+    }
+    co_await Save(job);
+    co_return job.status == Status::kInProgress;
+}
+
+asio::awaitable<void> BatchRunner::RunJob(std::shared_ptr<JobRun> run) {
+    asio::co_spawn(ioc_, Watch(run), asio::detached);
+    BatchJob& job = run->job;
+    if (job.status == Status::kValidating && !co_await Validate(*run)) {
+        run->watch.cancel();
+        co_return;
+    }
+    if (job.status == Status::kInProgress || job.status == Status::kCancelling) {
+        try {
+            run->reader = std::make_unique<batches::LineReader>(files_->PathOf(job.input_file_id),
+                                                                job.cursor_offset);
+        } catch (const std::exception& e) {
+            job.errors.push_back(
+                {{"code", "file_unavailable"},
+                 {"message", std::string("The input file cannot be read: ") + e.what()},
+                 {"param", "input_file_id"},
+                 {"line", nullptr}});
+            job.status = Status::kFailed;
+            job.failed_s = Now();
+        }
+        if (job.status == Status::kFailed) {
+            co_await Save(job);
+            run->watch.cancel();
+            co_return;
+        }
+        run->next_line = job.cursor_line;
+        std::function<std::vector<std::int64_t>(state::DurableStore&)> ended =
+            [id = job.id, from = job.cursor_line](state::DurableStore& s) {
+                return records::EndedLines(s.Database(), id, from);
+            };
+        Stored<std::vector<std::int64_t>> lines = co_await OnStore(store_, std::move(ended));
+        if (lines.value) run->ended = std::move(*lines.value);
+        const int slots = context_.Config()->batches.concurrency;
+        run->slots = slots;
+        run->all_done.expires_at(asio::steady_timer::time_point::max());
+        for (int i = 0; i < slots; ++i) asio::co_spawn(ioc_, RunSlot(run), asio::detached);
+        auto [ec] = co_await run->all_done.async_wait(kTuple);
+        (void)ec;
+        // Every result is written before the job moves on.
+        while (run->committing || !run->pending.empty()) {
+            if (!run->committing) {
+                co_await Commit(run);
+                continue;
+            }
+            asio::steady_timer pause(ioc_, milliseconds(10));
+            co_await pause.async_wait(kTuple);
+        }
+        if (run->halt == JobRun::Halt::kStop) {
+            run->watch.cancel();
+            co_return;  // resumed from its cursor at the next start
+        }
+        if (run->halt != JobRun::Halt::kNone) co_await EndUnrun(*run);
+        run->reader.reset();
+        if (stopping_) {
+            run->watch.cancel();
+            co_return;
+        }
+    }
+    run->watch.cancel();
+    if (!batches::Ended(job.status)) co_await Finalize(*run);
+}
+
+asio::awaitable<void> BatchRunner::RunSlot(std::shared_ptr<JobRun> run) {
+    JobRun& r = *run;
+    const BatchJob& job = r.job;
+    Slot slot;
+    const config::BatchesConfig settings = context_.Config()->batches;
+    std::string text;
+    for (;;) {
+        // The next line to run: none once the job halts or the gateway drains.
+        if (r.halt != JobRun::Halt::kNone || context_.draining.load() || !r.reader) break;
+        std::int64_t offset = 0;
+        if (!r.reader->Next(text, offset)) break;
+        if (text.empty()) continue;
+        const std::int64_t number = r.next_line++;
+        if (std::binary_search(r.ended.begin(), r.ended.end(), number)) continue;
+        r.in_flight[number] = offset;
+        batches::LineProblem problem;
+        std::optional<batches::InputLine> line =
+            batches::ReadInputLine(job.api, job.endpoint, text, problem);
+        std::optional<LineResult> result;
+        std::optional<batches::Unrun> unrun;  // set when it ends without running
+        if (!line) {
+            // A message batch's params are checked as its lines run (as Anthropic does).
+            const std::string body = boost::json::serialize(boost::json::object{
+                {"type", "error"},
+                {"error", {{"type", "invalid_request_error"}, {"message", problem.message}}}});
+            result =
+                LineResult{number, false,
+                           batches::AnswerLine(job.api, batches::CustomIdOf(text), 400, "", body)};
+        } else {
+            // Sends the line until it ends: an answer, or halted.
+            int failures = 0;
+            for (;;) {
+                if (r.halt == JobRun::Halt::kCancel || r.halt == JobRun::Halt::kExpire) {
+                    unrun = r.halt == JobRun::Halt::kExpire ? batches::Unrun::kExpired
+                                                            : batches::Unrun::kCanceled;
+                    result = LineResult{number, false,
+                                        batches::UnrunLine(job.api, line->custom_id, *unrun)};
+                    break;
+                }
+                if (r.halt == JobRun::Halt::kStop) break;
+                milliseconds wait(0);
+                bool sent = false;
+                http::response<http::string_body> response;
+                if (!slot.stream) {
+                    slot.stream.emplace(ioc_);
+                    tcp::resolver resolver(ioc_);
+                    auto [rec, endpoints] =
+                        co_await resolver.async_resolve(host_, std::to_string(port_), kTuple);
+                    if (!rec) {
+                        slot.stream->expires_after(std::chrono::seconds(10));
+                        auto [cec, connected] =
+                            co_await slot.stream->async_connect(endpoints, kTuple);
+                        (void)connected;
+                        if (cec) slot.stream.reset();
+                    } else {
+                        slot.stream.reset();
+                    }
+                }
+                if (slot.stream) {
+                    http::request<http::string_body> request{http::verb::post, line->url, 11};
+                    request.set(http::field::host, "switchyard-batch");
+                    request.set(http::field::content_type, "application/json");
+                    request.set(kBatchTokenHeader, context_.batch_token);
+                    request.set(kBatchOwnerHeader, job.owner);
+                    if (job.api == batches::Api::kAnthropic) {
+                        request.set("anthropic-version", "2023-06-01");
+                    }
+                    request.body() = line->body;
+                    request.prepare_payload();
+                    // The gateway bounds the request by its own deadlines; this only ends a
+                    // connection that went silent.
+                    slot.stream->expires_after(std::chrono::minutes(30));
+                    auto [wec, written] = co_await http::async_write(*slot.stream, request, kTuple);
+                    (void)written;
+                    beast::flat_buffer buffer;
+                    http::response_parser<http::string_body> parser;
+                    parser.body_limit(std::uint64_t{1} << 30);
+                    boost::system::error_code rec;
+                    if (!wec) {
+                        auto [ec, read] =
+                            co_await http::async_read(*slot.stream, buffer, parser, kTuple);
+                        (void)read;
+                        rec = ec;
+                    }
+                    if (!wec && !rec) {
+                        response = parser.release();
+                        sent = true;
+                        if (!response.keep_alive()) slot.stream.reset();
+                    } else {
+                        slot.stream.reset();
+                    }
+                }
+                if (!sent) {
+                    // The listener is gone (the gateway stops) or refused: not the line's fault.
+                    if (stopping_ || context_.draining.load()) {
+                        r.halt = r.halt == JobRun::Halt::kNone ? JobRun::Halt::kStop : r.halt;
+                        break;
+                    }
+                    wait = milliseconds(1000);
+                } else {
+                    const unsigned status = response.result_int();
+                    const bool retry_allowed = response["x-should-retry"] != "false";
+                    const milliseconds asked = RetryAfterOf(response);
+                    if (status == 429 && retry_allowed) {
+                        // Shed or rate-limited: capacity comes later; the line waits for it.
+                        std::uniform_int_distribution<long long> spread(0, 1000);
+                        wait = std::max(asked, milliseconds(500)) + milliseconds(spread(r.rng));
+                    } else if ((status >= 500 || status == 408) && retry_allowed &&
+                               ++failures < settings.line_attempts) {
+                        const long long cap =
+                            std::min<long long>(60'000, 1000LL << std::min(failures, 6));
+                        std::uniform_int_distribution<long long> jitter(0, cap);
+                        wait = std::max(asked, milliseconds(jitter(r.rng)));
+                    } else {
+                        const auto id = response.find("x-request-id");
+                        const std::string request_id =
+                            id == response.end() ? std::string() : std::string(id->value());
+                        const bool ok = status >= 200 && status < 300;
+                        if (ok) {
+                            const batches::Tokens tokens = batches::TokensOf(response.body());
+                            r.job.input_tokens += tokens.input;
+                            r.job.output_tokens += tokens.output;
+                        }
+                        result = LineResult{number, ok,
+                                            batches::AnswerLine(job.api, line->custom_id, status,
+                                                                request_id, response.body())};
+                        break;
+                    }
+                }
+                // Waits in slices: a cancel, the window's end or a stop ends the wait.
+                const auto until = std::chrono::steady_clock::duration(wait);
+                for (std::chrono::steady_clock::duration left = until; left.count() > 0;) {
+                    if (r.halt != JobRun::Halt::kNone || context_.draining.load()) break;
+                    const auto slice =
+                        std::min<std::chrono::steady_clock::duration>(left, milliseconds(200));
+                    asio::steady_timer pause(ioc_, slice);
+                    co_await pause.async_wait(kTuple);
+                    left -= slice;
+                }
+                if (context_.draining.load() && r.halt == JobRun::Halt::kNone) {
+                    r.halt = JobRun::Halt::kStop;
+                }
+            }
+        }
+        if (!result) break;  // halted for a stop: the line stays unended (and holds the cursor)
+        r.in_flight.erase(number);
+        if (result->ok) {
+            ++r.job.counts.succeeded;
+        } else if (unrun) {
+            ++(*unrun == batches::Unrun::kExpired ? r.job.counts.expired : r.job.counts.canceled);
+        } else {
+            ++r.job.counts.failed;
+        }
+        r.pending.push_back(std::move(*result));
+        if (!r.committing) asio::co_spawn(ioc_, Commit(run), asio::detached);
+    }
+    if (--r.slots == 0) r.all_done.cancel();
+}
+
+asio::awaitable<void> BatchRunner::Commit(std::shared_ptr<JobRun> run) {
+    JobRun& r = *run;
+    if (r.committing) co_return;
+    r.committing = true;
+    while (!r.pending.empty()) {
+        std::vector<LineResult> results = std::move(r.pending);
+        r.pending.clear();
+        // Every line before the cursor has a result once these are written.
+        if (!r.in_flight.empty()) {
+            r.job.cursor_line = r.in_flight.begin()->first;
+            r.job.cursor_offset = r.in_flight.begin()->second;
+        } else if (r.reader) {
+            r.job.cursor_line = r.next_line;
+            r.job.cursor_offset = r.reader->Offset();
+        }
+        std::function<bool(state::DurableStore&)> write = [job = r.job,
+                                                           &results](state::DurableStore& s) {
+            records::AddResults(s.Database(), job, results);
+            return true;
+        };
+        const Stored<bool> written = co_await OnStore(store_, std::move(write));
+        if (!written.value) {
+            fmt::print(stderr, "switchyard: batches: cannot write results of {}: {}\n", r.job.id,
+                       written.error);
+            r.pending.insert(r.pending.begin(), std::make_move_iterator(results.begin()),
+                             std::make_move_iterator(results.end()));
+            asio::steady_timer pause(ioc_, std::chrono::seconds(1));
+            co_await pause.async_wait(kTuple);
+            if (stopping_) break;
+        }
+    }
+    r.committing = false;
+}
+
+asio::awaitable<void> BatchRunner::EndUnrun(JobRun& run) {
+    const batches::Unrun why =
+        run.halt == JobRun::Halt::kExpire ? batches::Unrun::kExpired : batches::Unrun::kCanceled;
+    std::string text;
+    std::int64_t offset = 0;
+    auto self = jobs_.at(run.job.id);
+    while (run.reader && run.reader->Next(text, offset)) {
+        if (text.empty()) continue;
+        const std::int64_t number = run.next_line++;
+        if (std::binary_search(run.ended.begin(), run.ended.end(), number)) continue;
+        run.pending.push_back(
+            {number, false, batches::UnrunLine(run.job.api, batches::CustomIdOf(text), why)});
+        ++(why == batches::Unrun::kExpired ? run.job.counts.expired : run.job.counts.canceled);
+        if (run.pending.size() >= 1000) co_await Commit(self);
+    }
+    co_await Commit(self);
+}
+
+asio::awaitable<void> BatchRunner::Finalize(JobRun& run) {
+    BatchJob job = run.job;
+    if (job.finalizing_s == 0 && job.status == Status::kInProgress) {
+        job.status = Status::kFinalizing;
+        job.finalizing_s = Now();
+        run.job = job;
+        co_await Save(job);
+    }
+    const std::int64_t now = Now();
+    if (job.cancelling_s != 0) {
+        job.status = Status::kCancelled;
+        job.cancelled_s = now;
+    } else if (job.counts.expired > 0) {
+        job.status = Status::kExpired;
+        job.expired_s = now;
+    } else {
+        job.status = Status::kCompleted;
+        job.completed_s = now;
+    }
+    std::function<BatchJob(state::DurableStore&)> finish = [this, job](state::DurableStore& s) {
+        BatchJob done = job;
+        const bool anthropic = done.api == batches::Api::kAnthropic;
+        const std::string output_id = batches::NewFileId();
+        const std::string error_id = batches::NewFileId();
+        batches::FileStore::Writer output(*files_, output_id);
+        batches::FileStore::Writer errors(*files_, error_id);
+        records::VisitResults(s.Database(), done.id, [&](const LineResult& result) {
+            auto& to = result.ok || anthropic ? output : errors;
+            to.Append(result.text);
+            to.Append("\n");
+        });
+        const std::int64_t output_bytes = output.Bytes();
+        const std::int64_t error_bytes = errors.Bytes();
+        state::SqliteTransaction transaction(s.Database());
+        if (output_bytes > 0 || anthropic) {
+            output.Keep();
+            done.output_file_id = output_id;
+            records::PutFile(
+                s.Database(),
+                {output_id, done.owner, anthropic ? "message_batch_results" : "batch_output",
+                 done.id + (anthropic ? "_results.jsonl" : "_output.jsonl"), output_bytes, Now()});
+        }
+        if (error_bytes > 0) {
+            errors.Keep();
+            done.error_file_id = error_id;
+            records::PutFile(s.Database(), {error_id, done.owner, "batch_output",
+                                            done.id + "_error.jsonl", error_bytes, Now()});
+        }
+        records::DeleteResults(s.Database(), done.id);
+        records::PutJob(s.Database(), done);
+        transaction.Commit();
+        return done;
+    };
+    const Stored<BatchJob> finished = co_await OnStore(store_, std::move(finish));
+    if (!finished.value) {
+        fmt::print(stderr, "switchyard: batches: cannot finish {}: {}\n", job.id, finished.error);
+        co_return;  // finished at the next start
+    }
+    run.job = *finished.value;
+}
+
+}  // namespace switchyard::server

@@ -1,0 +1,102 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <variant>
+
+#include "batches/batch_job.h"
+#include "batches/file_store.h"
+#include "core/asio.h"
+#include "server/durable_state.h"
+#include "server/server_context.h"
+
+namespace switchyard::server {
+
+// The outcome of work on the durable store's thread: its value, or why it failed.
+template <class T>
+struct Stored {
+    std::optional<T> value;
+    std::string error;
+};
+
+// Runs `work` on the store's thread; an exception there (a full disk, a file that cannot be
+// read) comes back as the error.
+template <class T>
+asio::awaitable<Stored<T>> OnStore(DurableState& store,
+                                   std::function<T(state::DurableStore&)> work) {
+    std::function<Stored<T>(state::DurableStore&)> guarded =
+        [work = std::move(work)](state::DurableStore& s) -> Stored<T> {
+        try {
+            return {work(s), {}};
+        } catch (const std::exception& e) {
+            return {std::nullopt, e.what()};
+        }
+    };
+    co_return co_await store.OnWriter(std::move(guarded));
+}
+
+// Runs batch jobs in gateway mode (docs/batches.md#how-a-job-runs): each job's lines are read from
+// its input file on disk as a stream and sent, a few at a time (batches.concurrency), to this
+// gateway's own listener as requests of the job's owner on the batch lane — so they take the whole
+// attempt engine (retries, fallbacks, translation, headroom, the key's limits and spend) and only
+// the headroom interactive traffic leaves. A line the gateway sheds or rate-limits waits and is
+// sent again; one it answers 5xx is tried batches.line_attempts times. Results are written to the
+// durable store as lines end, with the point every earlier line has passed, so a restart (or a
+// kill) resumes each job there and every custom_id ends once. A finished job's results become its
+// output files. Its own thread and event loop; the public functions are thread-safe.
+class BatchRunner final {
+  public:
+    BatchRunner(ServerContext& context, DurableState& store,
+                std::unique_ptr<batches::FileStore> files, std::string host, std::uint16_t port);
+    ~BatchRunner();
+    BatchRunner(const BatchRunner&) = delete;
+    BatchRunner& operator=(const BatchRunner&) = delete;
+
+    batches::FileStore& Files() { return *files_; }
+    DurableState& Store() { return store_; }
+
+    // Starts the thread and resumes every job the store holds that has not ended.
+    void Start();
+    // A new job (already in the store) to run.
+    void Run(std::string id);
+    // Cancels a job: no new lines start; lines in flight finish; the rest end canceled. The
+    // job as it then stands (nullopt: unknown). Resumes the caller on its own executor.
+    asio::awaitable<std::optional<batches::BatchJob>> Cancel(std::string id);
+    // No new lines start; waits for the lines in flight and writes their results (at shutdown,
+    // after the drain, before the store stops).
+    void Stop();
+
+  private:
+    struct JobRun;
+    struct Slot;
+
+    asio::awaitable<void> RunJob(std::shared_ptr<JobRun> run);
+    asio::awaitable<bool> Validate(JobRun& run);
+    asio::awaitable<void> RunSlot(std::shared_ptr<JobRun> run);
+    asio::awaitable<void> Commit(std::shared_ptr<JobRun> run);
+    asio::awaitable<bool> Save(const batches::BatchJob& job);
+    asio::awaitable<void> EndUnrun(JobRun& run);
+    asio::awaitable<void> Finalize(JobRun& run);
+    asio::awaitable<void> Watch(std::shared_ptr<JobRun> run);
+    std::int64_t Now() const;
+
+    ServerContext& context_;
+    DurableState& store_;
+    std::unique_ptr<batches::FileStore> files_;
+    const std::string host_;
+    const std::uint16_t port_;
+    asio::io_context ioc_;
+    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+    std::thread thread_;
+    // On the runner's thread only.
+    std::map<std::string, std::shared_ptr<JobRun>> jobs_;
+    bool stopping_ = false;
+};
+
+}  // namespace switchyard::server

@@ -114,6 +114,11 @@ json::object JobRecord(const BatchJob& job) {
         {"cancelled_s", job.cancelled_s},
         {"cursor_line", job.cursor_line},
         {"cursor_offset", job.cursor_offset},
+        {"mode", job.mode},
+        {"deployment", job.deployment},
+        {"provider_batch_id", job.provider_batch_id},
+        {"note", job.note},
+        {"cancel_sent", job.cancel_sent},
     };
 }
 
@@ -152,6 +157,12 @@ std::optional<BatchJob> JobFromRecord(const json::value& record) {
     job.cancelled_s = Int(o, "cancelled_s");
     job.cursor_line = Int(o, "cursor_line");
     job.cursor_offset = Int(o, "cursor_offset");
+    job.mode = Text(o, "mode");
+    job.deployment = Text(o, "deployment");
+    job.provider_batch_id = Text(o, "provider_batch_id");
+    job.note = Text(o, "note");
+    const json::value* sent = o.if_contains("cancel_sent");
+    job.cancel_sent = sent != nullptr && sent->is_bool() && sent->as_bool();
     return job;
 }
 

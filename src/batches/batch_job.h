@@ -77,6 +77,14 @@ struct BatchJob {
     // and its byte offset in the input file.
     std::int64_t cursor_line = 0;
     std::int64_t cursor_offset = 0;
+    // Where it runs (docs/batches.md#two-ways-to-run-a-job): "" until decided, "gateway", or
+    // "provider" on `deployment`'s batch API as `provider_batch_id`. `note` says why a job meant
+    // for the provider runs on the gateway (the provider refused it).
+    std::string mode;
+    std::string deployment;
+    std::string provider_batch_id;
+    std::string note;
+    bool cancel_sent = false;  // the provider was asked to cancel
 
     std::int64_t ExpiresAt() const { return created_s + window_s; }
 };

@@ -81,6 +81,11 @@ LineReader::~LineReader() {
     if (file_ != nullptr) std::fclose(file_);
 }
 
+void LineReader::Seek(std::int64_t offset) {
+    if (::fseeko(file_, offset, SEEK_SET) != 0) Fail("cannot seek in", "a batch file");
+    offset_ = offset;
+}
+
 bool LineReader::Next(std::string& line, std::int64_t& offset) {
     line.clear();
     offset = offset_;

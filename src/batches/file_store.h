@@ -60,6 +60,8 @@ class LineReader final {
     bool Next(std::string& line, std::int64_t& offset);
     // Where the next line starts.
     std::int64_t Offset() const { return offset_; }
+    // Reads on from `offset`. Throws std::runtime_error when the file cannot seek.
+    void Seek(std::int64_t offset);
 
   private:
     std::FILE* file_ = nullptr;

@@ -65,6 +65,10 @@ struct Deployment {
     bool responses_api = false;
     double input_price = 0;   // per million input tokens, for the cheapest strategy
     double output_price = 0;  // per million output tokens
+    // What the provider's batch API charges, per million tokens (docs/batches.md); negative: the
+    // price above times batches.price_ratio.
+    double batch_input_price = -1;
+    double batch_output_price = -1;
     DeploymentLimits limits;
     // Where it processes data (`eu`, `us`, ...; docs/resilience.md#data-residency); empty: not
     // said, which no residency constraint admits.
@@ -120,10 +124,16 @@ struct HedgeConfig {
     double max_ratio = 0.1;  // at most this share of the group's requests are hedged
 };
 
+// How a batch job for a model group runs (docs/batches.md#two-ways-to-run-a-job): by the
+// gateway through its own engine, on the provider's batch API, or on the provider's when one of
+// the group's deployments offers it.
+enum class BatchMode { kGateway, kProvider, kAuto };
+
 struct ModelGroup {
     std::string name;
     std::vector<Deployment> deployments;
     GroupMode mode = GroupMode::kChat;
+    BatchMode batch_mode = BatchMode::kGateway;
     Strategy strategy = Strategy::kWeighted;
     std::vector<std::string> fallbacks;                 // groups tried in order when this fails
     std::vector<std::string> context_window_fallbacks;  // when the prompt does not fit
@@ -229,7 +239,10 @@ struct BatchesConfig {
     std::size_t max_file_bytes = 32 << 20;  // one uploaded file (read whole, then stored)
     std::size_t max_stored_bytes = std::size_t{10} << 30;  // every batch file on disk together
     int max_lines = 50'000;                                // lines of one batch
-    int line_attempts = 6;  // a line the gateway answers 5xx is tried this often (429s: waited)
+    int line_attempts = 6;     // a line the gateway answers 5xx is tried this often (429s: waited)
+    double price_ratio = 0.5;  // a provider batch's price against the synchronous one
+    Millis poll{30'000};       // first wait before asking the provider how a batch stands
+    Millis max_poll{300'000};  // the longest wait between two polls (they back off)
 };
 
 struct ServerConfig {

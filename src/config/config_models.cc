@@ -35,10 +35,10 @@ bool IsReadableFile(const std::string& path) {
 void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
                     const std::string& where, Deployment& out) {
     out.line = node.Mark().line + 1;
-    if (!r.CheckMap(
-            node, "deployment of '" + group + "'",
-            {"name", "provider", "model", "api_base", "api_key", "weight", "ca_file", "input_price",
-             "output_price", "anthropic_version", "limits", "responses_api", "region"})) {
+    if (!r.CheckMap(node, "deployment of '" + group + "'",
+                    {"name", "provider", "model", "api_base", "api_key", "weight", "ca_file",
+                     "input_price", "output_price", "batch_input_price", "batch_output_price",
+                     "anthropic_version", "limits", "responses_api", "region"})) {
         return;
     }
     std::string provider = "openai";
@@ -77,6 +77,8 @@ void ReadDeployment(Reader& r, const YAML::Node& node, const std::string& group,
     r.Number(node, "weight", out.weight);
     r.Number(node, "input_price", out.input_price, /*allow_zero=*/true);
     r.Number(node, "output_price", out.output_price, /*allow_zero=*/true);
+    r.Number(node, "batch_input_price", out.batch_input_price, /*allow_zero=*/true);
+    r.Number(node, "batch_output_price", out.batch_output_price, /*allow_zero=*/true);
     if (r.String(node, "ca_file", out.ca_file) && !IsReadableFile(out.ca_file)) {
         r.Fail(node["ca_file"], "ca_file '" + out.ca_file + "' cannot be read");
     }
@@ -281,7 +283,7 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
         if (!r.CheckMap(entry, "model group",
                         {"name", "mode", "deployments", "strategy", "fallbacks",
                          "context_window_fallbacks", "content_policy_fallbacks", "prompt", "params",
-                         "residency", "cache", "validation", "hedge"})) {
+                         "residency", "cache", "validation", "hedge", "batch"})) {
             models.push_back(std::move(group));  // keeps models[i] aligned with the YAML entries
             continue;
         }
@@ -294,6 +296,21 @@ void ReadModels(Reader& r, const YAML::Node& node, std::vector<ModelGroup>& mode
                 group.mode = GroupMode::kEmbeddings;
             } else {
                 r.Fail(entry["mode"], "'mode' must be chat or embeddings");
+            }
+        }
+        if (const YAML::Node batch = entry["batch"];
+            batch && r.CheckMap(batch, "batch of '" + group.name + "'", {"mode"})) {
+            std::string batch_mode;
+            if (r.String(batch, "mode", batch_mode)) {
+                if (batch_mode == "gateway") {
+                    group.batch_mode = BatchMode::kGateway;
+                } else if (batch_mode == "provider") {
+                    group.batch_mode = BatchMode::kProvider;
+                } else if (batch_mode == "auto") {
+                    group.batch_mode = BatchMode::kAuto;
+                } else {
+                    r.Fail(batch["mode"], "batch 'mode' must be gateway, provider or auto");
+                }
             }
         }
         std::string strategy;

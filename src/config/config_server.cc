@@ -84,7 +84,7 @@ void ReadIdempotency(Reader& r, const YAML::Node& node, IdempotencyConfig& idemp
 void ReadBatches(Reader& r, const YAML::Node& node, BatchesConfig& batches) {
     if (!r.CheckMap(node, "batches",
                     {"lane", "concurrency", "max_file_bytes", "max_stored_bytes", "max_lines",
-                     "line_attempts"})) {
+                     "line_attempts", "price_ratio", "poll_ms", "max_poll_ms"})) {
         return;
     }
     r.String(node, "lane", batches.lane);
@@ -93,6 +93,10 @@ void ReadBatches(Reader& r, const YAML::Node& node, BatchesConfig& batches) {
     r.Integer(node, "max_stored_bytes", batches.max_stored_bytes, 1024, 1LL << 50);
     r.Integer(node, "max_lines", batches.max_lines, 1, 1'000'000);
     r.Integer(node, "line_attempts", batches.line_attempts, 1, 100);
+    r.Number(node, "price_ratio", batches.price_ratio, /*allow_zero=*/true);
+    r.Duration(node, "poll_ms", batches.poll);
+    r.Duration(node, "max_poll_ms", batches.max_poll);
+    if (batches.max_poll < batches.poll) batches.max_poll = batches.poll;
 }
 
 void ReadDegradation(Reader& r, const YAML::Node& node, DegradationConfig& degradation) {

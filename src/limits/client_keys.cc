@@ -112,6 +112,16 @@ void ClientKeyState::Settle(const KeyAdmission& admission, std::int64_t actual_t
     unsaved_ = true;
 }
 
+void ClientKeyState::AddToMonth(std::int64_t requests, std::int64_t tokens, double cost,
+                                WallTime wall_now) {
+    std::lock_guard lock(mutex_);
+    RollMonth(wall_now);
+    spent_ += cost;
+    month_tokens_ += std::max<std::int64_t>(tokens, 0);
+    month_requests_ += requests;
+    unsaved_ = true;
+}
+
 std::optional<ClientKeyState::MonthTotals> ClientKeyState::TakeUnsaved(bool all) {
     std::lock_guard lock(mutex_);
     if (month_ < 0 || (!unsaved_ && !all)) return std::nullopt;

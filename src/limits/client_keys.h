@@ -80,6 +80,11 @@ class ClientKeyState final {
     void Settle(const KeyAdmission& admission, std::int64_t actual_tokens, double cost,
                 TimePoint now, WallTime wall_now);
 
+    // Work done outside the key's per-minute windows (a provider batch's lines, which the
+    // provider's own batch limits govern): `requests` requests, `tokens` tokens and `cost` added to
+    // this month's totals.
+    void AddToMonth(std::int64_t requests, std::int64_t tokens, double cost, WallTime wall_now);
+
     Usage Snapshot(TimePoint now, WallTime wall_now) const;
 
     // A config reload changed the key's limits: it keeps its minute and its month's spend.

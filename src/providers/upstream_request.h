@@ -16,6 +16,7 @@ namespace switchyard::providers {
 // Content-Length and Connection are added by the upstream client. The body is either rendered
 // for this deployment (`rendered`) or the client's bytes, shared across attempts (`shared`).
 struct UpstreamRequest {
+    std::string_view method = "POST";
     std::string target;
     // Names and values that outlive the upstream call (literals, the config's strings, or the
     // attempt's own locals such as its traceparent).

@@ -52,25 +52,6 @@ milliseconds RetryAfterOf(const http::response<http::string_body>& response) {
 
 }  // namespace
 
-struct BatchRunner::JobRun {
-    explicit JobRun(asio::io_context& ioc, BatchJob j)
-        : job(std::move(j)), all_done(ioc), watch(ioc) {}
-
-    BatchJob job;
-    // Why lines stop starting: the job was cancelled, its window ended, or the gateway stops.
-    enum class Halt { kNone, kCancel, kExpire, kStop } halt = Halt::kNone;
-    std::unique_ptr<batches::LineReader> reader;
-    std::int64_t next_line = 0;       // the number the reader's next line gets
-    std::vector<std::int64_t> ended;  // lines at or after the cursor with a result (resumed)
-    std::map<std::int64_t, std::int64_t> in_flight;  // line -> its offset
-    std::vector<LineResult> pending;                 // results not yet written
-    bool committing = false;
-    int slots = 0;
-    asio::steady_timer all_done;  // cancelled when the last slot ends
-    asio::steady_timer watch;     // the completion window's end
-    std::mt19937_64 rng{std::random_device{}()};
-};
-
 // One connection to the gateway's own listener, for one line at a time.
 struct BatchRunner::Slot {
     std::optional<beast::tcp_stream> stream;
@@ -84,7 +65,9 @@ BatchRunner::BatchRunner(ServerContext& context, DurableState& store,
       files_(std::move(files)),
       host_(LoopbackFor(host)),
       port_(port),
-      ioc_(1) {}
+      ioc_(1),
+      watchdog_(ioc_.get_executor(), context.clock),
+      pool_(ioc_.get_executor(), context.tls, context.metrics, watchdog_) {}
 
 BatchRunner::~BatchRunner() { Stop(); }
 
@@ -96,6 +79,7 @@ std::int64_t BatchRunner::Now() const {
 
 void BatchRunner::Start() {
     work_.emplace(ioc_.get_executor());
+    watchdog_.Start();
     asio::co_spawn(
         ioc_,
         [this]() -> asio::awaitable<void> {
@@ -131,6 +115,7 @@ void BatchRunner::Run(std::string id) {
             jobs_[id] = run;
             co_await RunJob(run);
             jobs_.erase(id);
+            if (stopping_ && jobs_.empty()) ioc_.stop();
         },
         asio::detached);
 }
@@ -164,6 +149,8 @@ void BatchRunner::Stop() {
             if (run->halt == JobRun::Halt::kNone) run->halt = JobRun::Halt::kStop;
             run->watch.cancel();
         }
+        // The watchdog ticks for ever: the loop ends once the last job has.
+        if (jobs_.empty()) ioc_.stop();
     });
     work_.reset();
     thread_.join();
@@ -191,6 +178,17 @@ asio::awaitable<void> BatchRunner::Watch(std::shared_ptr<JobRun> run) {
     }
 }
 
+asio::awaitable<void> BatchRunner::Pause(const JobRun& run, milliseconds wait) {
+    // In slices: a cancel, the window's end or a stop ends the wait.
+    for (milliseconds left = wait; left.count() > 0;) {
+        if (run.halt != JobRun::Halt::kNone || context_.draining.load() || stopping_) break;
+        const milliseconds slice = std::min(left, milliseconds(200));
+        asio::steady_timer pause(ioc_, slice);
+        co_await pause.async_wait(kTuple);
+        left -= slice;
+    }
+}
+
 asio::awaitable<bool> BatchRunner::Validate(JobRun& run) {
     BatchJob& job = run.job;
     const config::BatchesConfig& settings = context_.Config()->batches;
@@ -208,18 +206,22 @@ asio::awaitable<bool> BatchRunner::Validate(JobRun& run) {
                  {"param", nullptr},
                  {"line", line < 0 ? boost::json::value(nullptr) : boost::json::value(line)}});
         };
+        bool mixed = false;  // the lines name more than one model
         while (reader.Next(text, offset)) {
             if (text.empty()) continue;
             ++total;
-            if (job.api == batches::Api::kAnthropic) continue;  // checked when created
             batches::LineProblem why;
             const std::optional<batches::InputLine> line =
                 batches::ReadInputLine(job.api, job.endpoint, text, why);
+            // A message batch's params are checked as its lines run (as Anthropic does).
+            if (!line && job.api == batches::Api::kAnthropic) continue;
             if (!line) {
                 problem(why.code, why.message, total);
                 continue;
             }
             if (job.model.empty()) job.model = line->model;
+            mixed = mixed || line->model != job.model;
+            if (job.api == batches::Api::kAnthropic) continue;  // custom_ids checked when created
             if (!seen.insert(std::hash<std::string>()(line->custom_id)).second) {
                 problem("duplicate_custom_id",
                         "The custom_id '" + line->custom_id +
@@ -227,6 +229,7 @@ asio::awaitable<bool> BatchRunner::Validate(JobRun& run) {
                         total);
             }
         }
+        if (mixed) job.mode = "gateway";  // a provider batch serves one model
         if (total == 0) problem("empty_file", "The input file holds no requests.", -1);
         if (total > settings.max_lines) {
             problem("too_many_tasks",
@@ -260,7 +263,32 @@ asio::awaitable<void> BatchRunner::RunJob(std::shared_ptr<JobRun> run) {
         run->watch.cancel();
         co_return;
     }
-    if (job.status == Status::kInProgress || job.status == Status::kCancelling) {
+    if (job.mode.empty() && !batches::Ended(job.status)) {
+        const config::Deployment* deployment = ProviderDeployment(*context_.Config(), job);
+        job.mode = deployment != nullptr ? "provider" : "gateway";
+        if (deployment != nullptr) job.deployment = deployment->name;
+        co_await Save(job);
+    }
+    bool on_provider = false;
+    if (job.mode == "provider" &&
+        (job.status == Status::kInProgress || job.status == Status::kCancelling)) {
+        const ProviderOutcome outcome = co_await RunOnProvider(run, context_.Config());
+        if (outcome == ProviderOutcome::kStopped) {
+            run->watch.cancel();
+            co_return;
+        }
+        if (outcome == ProviderOutcome::kRefused) {
+            fmt::print(stderr,
+                       "switchyard: batches: {}: the provider's batch API refused it ({}); the "
+                       "gateway runs its lines\n",
+                       job.id, job.note);
+            job.mode = "gateway";
+            co_await Save(job);
+        } else {
+            on_provider = true;
+        }
+    }
+    if (!on_provider && (job.status == Status::kInProgress || job.status == Status::kCancelling)) {
         try {
             run->reader = std::make_unique<batches::LineReader>(files_->PathOf(job.input_file_id),
                                                                 job.cursor_offset);
@@ -444,16 +472,7 @@ asio::awaitable<void> BatchRunner::RunSlot(std::shared_ptr<JobRun> run) {
                         break;
                     }
                 }
-                // Waits in slices: a cancel, the window's end or a stop ends the wait.
-                const auto until = std::chrono::steady_clock::duration(wait);
-                for (std::chrono::steady_clock::duration left = until; left.count() > 0;) {
-                    if (r.halt != JobRun::Halt::kNone || context_.draining.load()) break;
-                    const auto slice =
-                        std::min<std::chrono::steady_clock::duration>(left, milliseconds(200));
-                    asio::steady_timer pause(ioc_, slice);
-                    co_await pause.async_wait(kTuple);
-                    left -= slice;
-                }
+                co_await Pause(r, wait);
                 if (context_.draining.load() && r.halt == JobRun::Halt::kNone) {
                     r.halt = JobRun::Halt::kStop;
                 }

@@ -6,15 +6,19 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <variant>
 
 #include "batches/batch_job.h"
+#include "batches/batch_records.h"
 #include "batches/file_store.h"
 #include "core/asio.h"
 #include "server/durable_state.h"
 #include "server/server_context.h"
+#include "upstream/connection_pool.h"
+#include "upstream/watchdog.h"
 
 namespace switchyard::server {
 
@@ -73,7 +77,25 @@ class BatchRunner final {
     void Stop();
 
   private:
-    struct JobRun;
+    // One job running: its state on the runner's thread.
+    struct JobRun {
+        explicit JobRun(asio::io_context& ioc, batches::BatchJob j)
+            : job(std::move(j)), all_done(ioc), watch(ioc) {}
+
+        batches::BatchJob job;
+        // Why lines stop starting: the job was cancelled, its window ended, or the gateway stops.
+        enum class Halt { kNone, kCancel, kExpire, kStop } halt = Halt::kNone;
+        std::unique_ptr<batches::LineReader> reader;
+        std::int64_t next_line = 0;       // the number the reader's next line gets
+        std::vector<std::int64_t> ended;  // lines at or after the cursor with a result (resumed)
+        std::map<std::int64_t, std::int64_t> in_flight;  // line -> its offset
+        std::vector<batches::LineResult> pending;        // results not yet written
+        bool committing = false;
+        int slots = 0;
+        asio::steady_timer all_done;  // cancelled when the last slot ends
+        asio::steady_timer watch;     // the completion window's end
+        std::mt19937_64 rng{std::random_device{}()};
+    };
     struct Slot;
 
     asio::awaitable<void> RunJob(std::shared_ptr<JobRun> run);
@@ -84,7 +106,40 @@ class BatchRunner final {
     asio::awaitable<void> EndUnrun(JobRun& run);
     asio::awaitable<void> Finalize(JobRun& run);
     asio::awaitable<void> Watch(std::shared_ptr<JobRun> run);
+    // Waits `wait`, or less when the job halts or the gateway drains.
+    asio::awaitable<void> Pause(const JobRun& run, std::chrono::milliseconds wait);
     std::int64_t Now() const;
+
+    // On the provider's batch API (batch_provider.cc).
+    enum class ProviderOutcome { kDone, kRefused, kStopped };
+    // The deployment whose batch API takes the job; null: the gateway runs it.
+    static const config::Deployment* ProviderDeployment(const config::Config& config,
+                                                        const batches::BatchJob& job);
+    asio::awaitable<ProviderOutcome> RunOnProvider(std::shared_ptr<JobRun> run,
+                                                   std::shared_ptr<const config::Config> config);
+    asio::awaitable<bool> SubmitToProvider(std::shared_ptr<JobRun> run,
+                                           const config::Deployment& deployment);
+    asio::awaitable<void> TakeProviderResults(std::shared_ptr<JobRun> run,
+                                              const config::Deployment& deployment,
+                                              std::vector<std::string> targets, bool expired);
+    struct ProviderAnswer {
+        unsigned status = 0;  // 0: no answer (error says why)
+        std::string body;
+        std::string error;
+    };
+    struct ProviderRequest {
+        std::string method;
+        std::string target;  // after the deployment's path prefix
+        std::string body;
+        std::string content_type;
+    };
+    // Pass a named request: g++ 12 may mishandle a temporary argument of a coroutine.
+    asio::awaitable<ProviderAnswer> CallProvider(const config::Deployment& deployment,
+                                                 const ProviderRequest& call);
+    // Reads a provider's JSONL answer line by line, bounded by one line's size.
+    asio::awaitable<bool> ReadProviderLines(const config::Deployment& deployment,
+                                            std::string target,
+                                            const std::function<void(std::string_view)>& line);
 
     ServerContext& context_;
     DurableState& store_;
@@ -93,6 +148,9 @@ class BatchRunner final {
     const std::uint16_t port_;
     asio::io_context ioc_;
     std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+    // The provider batch APIs' connections, on this thread.
+    upstream::Watchdog watchdog_;
+    upstream::ConnectionPool pool_;
     std::thread thread_;
     // On the runner's thread only.
     std::map<std::string, std::shared_ptr<JobRun>> jobs_;

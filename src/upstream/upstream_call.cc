@@ -113,7 +113,10 @@ asio::awaitable<bool> UpstreamCall::Start(const config::Deployment& deployment,
     request_body_ = request.Body();
     request_head_.clear();
     request_head_.reserve(256 + request.target.size());
-    request_head_.append("POST ").append(request.target).append(" HTTP/1.1\r\nHost: ");
+    request_head_.append(request.method)
+        .append(" ")
+        .append(request.target)
+        .append(" HTTP/1.1\r\nHost: ");
     request_head_.append(deployment.base_url.HostHeader()).append("\r\n");
     for (const auto& [name, value] : request.headers) {
         request_head_.append(name).append(": ").append(value).append("\r\n");

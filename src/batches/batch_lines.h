@@ -35,7 +35,7 @@ std::string CustomIdOf(std::string_view text);
 // The endpoints an OpenAI batch may name here.
 bool BatchableEndpoint(std::string_view endpoint);
 
-// How a line ended, as a result line for the client's API (docs/batches.md#results).
+// How a line ended, as a result line for the client's API .
 // An HTTP answer: `status`, the answer's request id and its body (JSON, or text if not JSON).
 std::string AnswerLine(Api api, std::string_view custom_id, unsigned status,
                        std::string_view request_id, std::string_view body);

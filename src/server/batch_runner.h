@@ -16,6 +16,7 @@
 #include "batches/file_store.h"
 #include "core/asio.h"
 #include "server/durable_state.h"
+#include "server/server.h"
 #include "server/server_context.h"
 #include "upstream/connection_pool.h"
 #include "upstream/watchdog.h"
@@ -45,14 +46,14 @@ asio::awaitable<Stored<T>> OnStore(DurableState& store,
     co_return co_await store.OnWriter(std::move(guarded));
 }
 
-// Runs batch jobs in gateway mode (docs/batches.md#how-a-job-runs): each job's lines are read from
-// its input file on disk as a stream and sent, a few at a time (batches.concurrency), to this
-// gateway's own listener as requests of the job's owner on the batch lane — so they take the whole
-// attempt engine (retries, fallbacks, translation, headroom, the key's limits and spend) and only
-// the headroom interactive traffic leaves. A line the gateway sheds or rate-limits waits and is
-// sent again; one it answers 5xx is tried batches.line_attempts times. Results are written to the
-// durable store as lines end, with the point every earlier line has passed, so a restart (or a
-// kill) resumes each job there and every custom_id ends once. A finished job's results become its
+// Runs batch jobs in gateway mode (docs/batches.md#how-a-job-runs-on-the-gateway): each job's lines
+// are read from its input file on disk as a stream and sent, a few at a time (batches.concurrency),
+// to this gateway's own listener as requests of the job's owner on the batch lane — so they take
+// the whole attempt engine (retries, fallbacks, translation, headroom, the key's limits and spend)
+// and only the headroom interactive traffic leaves. A line the gateway sheds or rate-limits waits
+// and is sent again; one it answers 5xx is tried batches.line_attempts times. Results are written
+// to the durable store as lines end, with the point every earlier line has passed, so a restart (or
+// a kill) resumes each job there and every custom_id ends once. A finished job's results become its
 // output files. Its own thread and event loop; the public functions are thread-safe.
 class BatchRunner final {
   public:
@@ -94,7 +95,7 @@ class BatchRunner final {
         int slots = 0;
         asio::steady_timer all_done;  // cancelled when the last slot ends
         asio::steady_timer watch;     // the completion window's end
-        std::mt19937_64 rng{std::random_device{}()};
+        std::mt19937_64 rng{SystemSeed()};
     };
     struct Slot;
 

@@ -1,4 +1,4 @@
-// Batch jobs the gateway runs itself (docs/batches.md#how-a-job-runs), against real processes:
+// Batch jobs the gateway runs itself (docs/batches.md#how-a-job-runs-on-the-gateway), against real processes:
 // a `kill -9` in the middle of a job and a restart — the job completes with every custom_id once,
 // and at most the lines in flight ran twice; a batch on a deployment limited to 120 RPM leaves
 // interactive requests their latency and sends no request the provider would refuse; a large

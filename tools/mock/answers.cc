@@ -49,13 +49,7 @@ asio::awaitable<After> Responder::Answer(const ProviderRequest& request, const F
     if (fault != nullptr && fault->body) {
         // Status 200 and every header of a good answer, a stream asked for or not: only the JSON
         // tells that this is no answer.
-        std::string body;
-        if (*fault->body == BodyFault::kError) {
-            body = ProviderErrorBody(500, std::nullopt);
-        } else {
-            body = exchange_.anthropic ? anthropic::kWrongShapeBody : openai::kWrongShapeBody;
-        }
-        co_return co_await ReplyProvider(200, std::move(body), fault);
+        co_return co_await ReplyProvider(200, BodyFaultBody(*fault->body), fault);
     }
     if (const auto* message = std::get_if<anthropic::MessagesRequest>(&request)) {
         const After after = co_await AnswerMessages(*message, fault);
@@ -76,8 +70,36 @@ asio::awaitable<After> Responder::Answer(const ProviderRequest& request, const F
     co_return co_await AnswerChat(std::get<openai::ChatRequest>(request), fault);
 }
 
+// As Answer, but the status and JSON body of the whole answer, as the answer to the request
+// without `stream` would be: a batch line's answer.
+std::pair<int, std::string> Responder::WholeAnswer(const ProviderRequest& request,
+                                                   const FaultSpec* fault) {
+    if (const std::optional<int> status = fault ? fault->ErrorStatus() : std::nullopt) {
+        return {*status, ProviderErrorBody(*status, fault->error)};
+    }
+    if (fault != nullptr && fault->body) return {200, BodyFaultBody(*fault->body)};
+    if (const auto* message = std::get_if<anthropic::MessagesRequest>(&request)) {
+        return {200, MessagesBody(*message, fault)};
+    }
+    if (const auto* embedding = std::get_if<embeddings::EmbeddingsRequest>(&request)) {
+        std::string body;
+        embeddings::AppendEmbeddingList(body, *embedding);
+        return {200, std::move(body)};
+    }
+    if (const auto* response = std::get_if<responses::ResponsesRequest>(&request)) {
+        return {200, ResponsesBody(*response, fault)};
+    }
+    return {200, ChatBody(std::get<openai::ChatRequest>(request), fault)};
+}
+
+std::string Responder::BodyFaultBody(BodyFault body) const {
+    if (body == BodyFault::kError) return ProviderErrorBody(500, std::nullopt);
+    return std::string(exchange_.anthropic ? anthropic::kWrongShapeBody : openai::kWrongShapeBody);
+}
+
 asio::awaitable<After> Responder::AnswerChat(const openai::ChatRequest& request,
                                              const FaultSpec* fault) {
+    if (!request.stream) co_return co_await ReplyProvider(200, ChatBody(request, fault), fault);
     const std::string structured = StructuredText(fault);
     openai::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt, structured);
     const std::string completion_id = "chatcmpl-" + exchange_.request_id.substr(4, 24);
@@ -85,89 +107,121 @@ asio::awaitable<After> Responder::AnswerChat(const openai::ChatRequest& request,
         completion_id, std::chrono::system_clock::to_time_t(exchange_.arrival), exchange_.model};
     const ToolCall* call = request.tools.Call(fault != nullptr && fault->tool_use);
     const std::string call_id = call != nullptr ? NewId("call_", 24) : std::string();
-    if (request.stream) {
-        if (call != nullptr) {
-            const openai::ChatStream script(identity, request.include_usage,
-                                            exchange_.prompt_tokens, call_id, *call);
-            co_return co_await SendStream(script, nullptr, fault);
-        }
-        const openai::ChatStream script(identity, request.include_usage, exchange_.prompt_tokens,
-                                        reply);
-        co_return co_await SendStream(script, &reply, fault);
-    }
-    std::string body;
     if (call != nullptr) {
+        const openai::ChatStream script(identity, request.include_usage, exchange_.prompt_tokens,
+                                        call_id, *call);
+        co_return co_await SendStream(script, nullptr, fault);
+    }
+    const openai::ChatStream script(identity, request.include_usage, exchange_.prompt_tokens,
+                                    reply);
+    co_return co_await SendStream(script, &reply, fault);
+}
+
+// The non-streaming chat completion (AnswerChat's streaming answer is built alike).
+std::string Responder::ChatBody(const openai::ChatRequest& request, const FaultSpec* fault) {
+    const std::string structured = StructuredText(fault);
+    openai::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt, structured);
+    const std::string completion_id = "chatcmpl-" + exchange_.request_id.substr(4, 24);
+    const openai::CompletionIdentity identity{
+        completion_id, std::chrono::system_clock::to_time_t(exchange_.arrival), exchange_.model};
+    const ToolCall* call = request.tools.Call(fault != nullptr && fault->tool_use);
+    if (call != nullptr) {
+        const std::string call_id = NewId("call_", 24);
+        std::string body;
         openai::AppendToolCallCompletion(body, identity, call_id, *call,
                                          {exchange_.prompt_tokens, openai::ToolCallTokens(*call)});
-    } else {
-        body = PaddedBody(&reply, fault, [&](std::string& out) {
-            openai::AppendCompletion(out, identity, reply,
-                                     {exchange_.prompt_tokens, reply.WordCount()});
-        });
+        return body;
     }
-    co_return co_await ReplyProvider(200, std::move(body), fault);
+    return PaddedBody(&reply, fault, [&](std::string& out) {
+        openai::AppendCompletion(out, identity, reply,
+                                 {exchange_.prompt_tokens, reply.WordCount()});
+    });
 }
 
 asio::awaitable<After> Responder::AnswerMessages(const anthropic::MessagesRequest& request,
                                                  const FaultSpec* fault) {
+    if (!request.stream) {
+        co_return co_await ReplyProvider(200, MessagesBody(request, fault), fault);
+    }
     const std::string message_id = "msg_" + exchange_.request_id.substr(4, 24);
     const anthropic::MessageIdentity identity{message_id, exchange_.model};
     const std::string tool_id = "toolu_" + exchange_.request_id.substr(12, 24);
     const ToolCall* call = request.tools.Call(fault != nullptr && fault->tool_use);
     const std::string structured = StructuredText(fault);
     anthropic::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt, structured);
-    if (request.stream) {
-        if (call != nullptr) {
-            const anthropic::MessageStream script(identity, exchange_.prompt_tokens,
-                                                  {tool_id, *call});
-            co_return co_await SendStream(script, nullptr, fault);
-        }
-        const anthropic::MessageStream script(identity, exchange_.prompt_tokens, reply);
-        co_return co_await SendStream(script, &reply, fault);
+    if (call != nullptr) {
+        const anthropic::MessageStream script(identity, exchange_.prompt_tokens, {tool_id, *call});
+        co_return co_await SendStream(script, nullptr, fault);
     }
+    const anthropic::MessageStream script(identity, exchange_.prompt_tokens, reply);
+    co_return co_await SendStream(script, &reply, fault);
+}
+
+// The non-streaming message (AnswerMessages's streaming answer is built alike). Sets the
+// exchange's output tokens.
+std::string Responder::MessagesBody(const anthropic::MessagesRequest& request,
+                                    const FaultSpec* fault) {
+    const std::string message_id = "msg_" + exchange_.request_id.substr(4, 24);
+    const anthropic::MessageIdentity identity{message_id, exchange_.model};
+    const std::string tool_id = "toolu_" + exchange_.request_id.substr(12, 24);
+    const ToolCall* call = request.tools.Call(fault != nullptr && fault->tool_use);
+    const std::string structured = StructuredText(fault);
+    anthropic::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt, structured);
     std::string body;
     if (call != nullptr) {
         exchange_.output_tokens = anthropic::ToolUseOutputTokens(*call);
         anthropic::AppendToolUseMessage(body, identity, {tool_id, *call},
                                         {exchange_.prompt_tokens, exchange_.output_tokens});
-    } else {
-        exchange_.output_tokens = reply.WordCount();
-        body = PaddedBody(&reply, fault, [&](std::string& out) {
-            anthropic::AppendMessage(out, identity, reply,
-                                     {exchange_.prompt_tokens, reply.WordCount()});
-        });
+        return body;
     }
-    co_return co_await ReplyProvider(200, std::move(body), fault);
+    exchange_.output_tokens = reply.WordCount();
+    return PaddedBody(&reply, fault, [&](std::string& out) {
+        anthropic::AppendMessage(out, identity, reply,
+                                 {exchange_.prompt_tokens, reply.WordCount()});
+    });
 }
 
-asio::awaitable<After> Responder::AnswerResponses(const responses::ResponsesRequest& request,
-                                                  const FaultSpec* fault) {
-    responses::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt);
-    const std::string response_id = "resp_" + exchange_.request_id.substr(4);
-    const std::string message_id = NewId("msg_", 32);
-    responses::Response response;
-    response.id = response_id;
+// Fills `response` for `request`: ids (kept in `ids`), the reply and the function call, if any.
+void Responder::PrepareResponse(const responses::ResponsesRequest& request, const FaultSpec* fault,
+                                const responses::ReplyText& reply, ResponseIds& ids,
+                                responses::Response& response) {
+    ids.response = "resp_" + exchange_.request_id.substr(4);
+    ids.message = NewId("msg_", 32);
+    response.id = ids.response;
     response.created_at = std::chrono::system_clock::to_time_t(exchange_.arrival);
     response.model = exchange_.model;
     response.echo = &request.echo;
     response.input_tokens = exchange_.prompt_tokens;
-    response.message_id = message_id;
+    response.message_id = ids.message;
     response.reply = &reply;
-    std::string item_id;
-    std::string call_id;
     if (const ToolCall* call = request.tools.Call(fault != nullptr && fault->tool_use)) {
-        item_id = NewId("fc_", 32);
-        call_id = NewId("call_", 24);
-        response.call = responses::FunctionCall{item_id, call_id, call->name, call->arguments};
+        ids.item = NewId("fc_", 32);
+        ids.call = NewId("call_", 24);
+        response.call = responses::FunctionCall{ids.item, ids.call, call->name, call->arguments};
     }
-    openai::ReplyText* paddable = response.call ? nullptr : &reply;
-    if (request.stream) {
-        const responses::ResponseEvents script(response);
-        co_return co_await SendStream(script, paddable, fault);
+}
+
+asio::awaitable<After> Responder::AnswerResponses(const responses::ResponsesRequest& request,
+                                                  const FaultSpec* fault) {
+    if (!request.stream) {
+        co_return co_await ReplyProvider(200, ResponsesBody(request, fault), fault);
     }
-    std::string body = PaddedBody(
-        paddable, fault, [&](std::string& out) { responses::AppendResponse(out, response); });
-    co_return co_await ReplyProvider(200, std::move(body), fault);
+    responses::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt);
+    ResponseIds ids;
+    responses::Response response;
+    PrepareResponse(request, fault, reply, ids, response);
+    const responses::ResponseEvents script(response);
+    co_return co_await SendStream(script, response.call ? nullptr : &reply, fault);
+}
+
+std::string Responder::ResponsesBody(const responses::ResponsesRequest& request,
+                                     const FaultSpec* fault) {
+    responses::ReplyText reply(exchange_.model, fault ? fault->chunks : std::nullopt);
+    ResponseIds ids;
+    responses::Response response;
+    PrepareResponse(request, fault, reply, ids, response);
+    return PaddedBody(response.call ? nullptr : &reply, fault,
+                      [&](std::string& out) { responses::AppendResponse(out, response); });
 }
 
 // The one stream loop: the head, the script's opening events, its deltas — cut short as the

@@ -45,6 +45,7 @@ const NamedErrorEntry& EntryFor(NamedError error) {
 }
 
 constexpr int kMaxDelayMs = 3'600'000;
+constexpr int kMaxBatchMs = 86'400'000;  // a batch's completion window: 24 hours
 constexpr int kMaxChunks = 1'000'000;
 constexpr int kMaxEventBytes = 256 * 1024 * 1024;
 constexpr std::size_t kMaxInterim = 16;
@@ -185,6 +186,28 @@ std::string ApplyToken(std::string_view key, std::string_view value, FaultSpec& 
         return {};
     }
     if (key == "event_bytes") return set_int(spec.event_bytes, 1, kMaxEventBytes);
+    if (key == "batch_ms") {
+        spec.batch = true;
+        const auto ms = ParseInt(value, 0, kMaxBatchMs);
+        if (!ms) return BadValue(key, value, fmt::format("milliseconds in [0, {}]", kMaxBatchMs));
+        spec.batch_ms = std::chrono::milliseconds(*ms);
+        return {};
+    }
+    if (key == "batch_expire") {
+        spec.batch = true;
+        return set_flag(spec.batch_expire);
+    }
+    if (key == "batch_refuse") {
+        spec.batch = true;
+        if (value == "queue_limit") {
+            spec.batch_refuse = BatchRefusal::kQueueLimit;
+        } else if (value == "model") {
+            spec.batch_refuse = BatchRefusal::kModel;
+        } else {
+            return BadValue(key, value, "queue_limit or model");
+        }
+        return {};
+    }
     if (key == "probability") {
         const auto p = ParseDouble(value, 0.0, 1.0);
         if (!p) return BadValue(key, value, "a number in [0, 1]");
@@ -204,6 +227,11 @@ std::string CheckCombination(const FaultSpec& spec) {
         {spec.stall_after_chunks.has_value(), "stall_after_chunks"},
         {spec.end_after_chunks.has_value(), "end_after_chunks"},
     };
+    // A refused batch never runs, so nothing can time it or make it expire.
+    if (spec.batch_refuse && (spec.batch_ms || spec.batch_expire)) {
+        return fmt::format("batch_refuse and {} cannot be combined",
+                           spec.batch_ms ? "batch_ms" : "batch_expire");
+    }
     std::string_view first_ending;
     for (const auto& [present, name] : endings) {
         if (!present) continue;
@@ -281,6 +309,7 @@ std::optional<int> FaultSpec::CutAfterChunks() const {
 ParsedFaultSpec ParseFaultSpec(std::string_view text) {
     ParsedFaultSpec result;
     std::vector<std::string_view> seen_keys;
+    std::string_view other_key;  // the first key that is no batch key
     while (!text.empty()) {
         const auto semicolon = text.find(';');
         const auto token = TrimBlanks(text.substr(0, semicolon));
@@ -309,6 +338,14 @@ ParsedFaultSpec ParseFaultSpec(std::string_view text) {
         }
         result.error = ApplyToken(key, value, result.spec);
         if (!result.ok()) return result;
+        if (!key.starts_with("batch_") && other_key.empty()) other_key = key;
+        // Batch keys act on a batch creation, every other key on a request: no spec does both.
+        if (result.spec.batch && !other_key.empty()) {
+            result.error = fmt::format(
+                "batch_ms, batch_expire and batch_refuse cannot be combined with other keys ({})",
+                other_key);
+            return result;
+        }
         seen_keys.push_back(key);
     }
     result.error = CheckCombination(result.spec);

@@ -46,6 +46,12 @@ enum class BodyFault {
     kWrongShape,  // a JSON object that is no answer of the requested API
 };
 
+// What `batch_refuse=` makes the provider answer to a batch creation (docs/mock.md#batch-apis).
+enum class BatchRefusal {
+    kQueueLimit,  // the organisation's queue of batch work is full
+    kModel,       // the batch's model is not available for batches
+};
+
 // One parsed fault spec: what the mock does to a single provider request instead of, or on top
 // of, a normal answer. A default-constructed spec injects nothing. Durations are milliseconds.
 struct FaultSpec final {
@@ -97,6 +103,13 @@ struct FaultSpec final {
 
     double probability = 1.0;
 
+    // The batch keys act on the creation of a batch only (docs/mock.md#batch-apis) and combine
+    // with no other key. `batch` is set when the spec has any of them, even `batch_expire=0`.
+    bool batch = false;
+    std::optional<std::chrono::milliseconds> batch_ms;  // the batch's processing time
+    bool batch_expire = false;  // the batch runs out of time instead of completing
+    std::optional<BatchRefusal> batch_refuse;
+
     // The status of the error response this spec replaces the answer with, if it asks for one.
     // `status` wins over the named error's own status. An `error` combined with
     // `error_after_chunks` names the in-stream error body only, so it yields nullopt.
@@ -119,7 +132,8 @@ struct ParsedFaultSpec final {
 // Parses a `;`-separated list of `key=value` tokens (blanks around tokens, keys and values are
 // ignored; empty tokens are skipped, so "" is the empty spec). Every key may appear once.
 // Rejects unknown keys, malformed or out-of-range values and contradictory combinations, e.g.
-// two ways of ending a stream early, or `status=` together with a mid-stream fault.
+// two ways of ending a stream early, `status=` together with a mid-stream fault, or a batch key
+// together with a key of another kind.
 // Pure: no I/O, no clock, no randomness.
 ParsedFaultSpec ParseFaultSpec(std::string_view text);
 

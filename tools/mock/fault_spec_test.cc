@@ -361,5 +361,42 @@ TEST(ParseFaultSpec, EveryNewKeyTogether) {
     EXPECT_FALSE(spec.CutAfterChunks());
 }
 
+TEST(ParseFaultSpec, BatchKeys) {
+    const FaultSpec timed = ParseOk("batch_ms=1500; batch_expire=1");
+    EXPECT_TRUE(timed.batch);
+    EXPECT_EQ(timed.batch_ms, milliseconds(1500));
+    EXPECT_TRUE(timed.batch_expire);
+    EXPECT_FALSE(timed.batch_refuse);
+    EXPECT_FALSE(timed.ErrorStatus());
+
+    EXPECT_EQ(ParseOk("batch_refuse=queue_limit").batch_refuse, BatchRefusal::kQueueLimit);
+    EXPECT_EQ(ParseOk("batch_refuse=model").batch_refuse, BatchRefusal::kModel);
+    EXPECT_EQ(ParseOk("batch_ms=0").batch_ms, milliseconds(0));
+    EXPECT_EQ(ParseOk("batch_ms=86400000").batch_ms, milliseconds(86'400'000));
+    // A batch key set to its default still makes a batch spec.
+    EXPECT_TRUE(ParseOk("batch_expire=0").batch);
+    EXPECT_FALSE(ParseOk("status=500").batch);
+    EXPECT_FALSE(ParseOk("").batch);
+
+    EXPECT_TRUE(ParseError("batch_ms=86400001").starts_with("bad value for batch_ms"));
+    EXPECT_TRUE(ParseError("batch_ms=-1").starts_with("bad value for batch_ms"));
+    EXPECT_TRUE(ParseError("batch_expire=yes").starts_with("bad value for batch_expire"));
+    EXPECT_EQ(ParseError("batch_refuse=quota"),
+              "bad value for batch_refuse: 'quota' (expected queue_limit or model)");
+    EXPECT_EQ(ParseError("batch_refuse=model;batch_ms=5"),
+              "batch_refuse and batch_ms cannot be combined");
+    EXPECT_EQ(ParseError("batch_expire=1;batch_refuse=queue_limit"),
+              "batch_refuse and batch_expire cannot be combined");
+    // A spec acts on a batch creation or on a request, never both.
+    for (const char* mixed : {"batch_ms=5;status=500", "status=500;batch_ms=5",
+                              "probability=0.5;batch_expire=1", "batch_refuse=model;stall=1"}) {
+        EXPECT_NE(ParseError(mixed).find("cannot be combined with other keys"), std::string::npos)
+            << mixed;
+    }
+    EXPECT_EQ(ParseError("batch_ms=5;status=500"),
+              "batch_ms, batch_expire and batch_refuse cannot be combined with other keys "
+              "(status)");
+}
+
 }  // namespace
 }  // namespace switchyard::mock

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -25,7 +26,8 @@ constexpr int kUsageError = 2;
 constexpr std::string_view kUsage = R"(Usage: switchyard-mock --listen HOST:PORT [options]
 
 A fault-injecting provider: OpenAI-compatible (POST /v1/chat/completions, /v1/embeddings,
-/v1/responses) and Anthropic Messages API (POST /v1/messages).
+/v1/responses, and the Batch API: /v1/files, /v1/batches) and Anthropic Messages API
+(POST /v1/messages, and message batches: /v1/messages/batches).
 
 Options:
   --listen HOST:PORT     Address to listen on; port 0 picks a free port.
@@ -39,6 +41,8 @@ Options:
   --limits SPEC          Enforce rate limits, e.g. "rpm=60,tpm=40000,itpm=0,otpm=0,
                          acceleration=4,acceleration_min_rpm=30" (0 = unlimited;
                          default: all unlimited).
+  --batch-ms N           Milliseconds a batch takes from creation to its end (default
+                         300; a batch_ms fault overrides it per batch).
   --help                 Show this help.
 
 Once listening, prints "switchyard-mock listening on HOST:PORT" on stdout.
@@ -119,6 +123,12 @@ std::string ParseCommandLine(int argc, char** argv, CommandLine& command_line) {
             ParsedRateLimits limits = ParseRateLimitSpec(value);
             if (!limits.ok()) return fmt::format("--limits: {}", limits.error);
             server.limits = limits.config;
+        } else if (arg == "--batch-ms") {
+            const auto ms = ParseNumber<int>(value);
+            if (!ms || *ms < 0 || *ms > 86'400'000) {
+                return "--batch-ms expects milliseconds in [0, 86400000]";
+            }
+            server.batch_ms = std::chrono::milliseconds(*ms);
         } else if (arg == "--seed") {
             server.seed = ParseNumber<std::uint64_t>(value);
             if (!server.seed) return "--seed expects a non-negative integer";

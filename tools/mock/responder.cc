@@ -4,6 +4,7 @@
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <memory>
+#include <tuple>
 #include <utility>
 #include <variant>
 
@@ -26,6 +27,18 @@ std::optional<std::string_view> HeaderValue(const Request& request, std::string_
     const auto it = request.find(name);
     if (it == request.end()) return std::nullopt;
     return it->value();
+}
+
+// A path of the Batch APIs: OpenAI's /v1/files and /v1/batches, Anthropic's /v1/messages/batches,
+// and anything below them.
+bool IsBatchPath(std::string_view path) {
+    for (const std::string_view prefix : {"/v1/files", "/v1/batches", "/v1/messages/batches"}) {
+        if (path.starts_with(prefix) &&
+            (path.size() == prefix.size() || path[prefix.size()] == '/')) {
+            return true;
+        }
+    }
+    return false;
 }
 
 std::optional<Api> ApiOf(std::string_view path) {
@@ -119,6 +132,8 @@ asio::awaitable<After> Responder::Dispatch(const Request& request) {
     After after = After::kClose;
     if (path.starts_with("/mock/")) {
         after = co_await HandleAdmin();
+    } else if (IsBatchPath(path)) {
+        after = co_await HandleBatch();
     } else if (ApiOf(path) && request.method() == http::verb::post) {
         after = co_await HandleProvider();
     } else {
@@ -145,8 +160,10 @@ asio::awaitable<After> Responder::Dispatch(const Request& request) {
 
 asio::awaitable<void> Responder::ReplyBodyTooLarge(const Request& request) {
     request_ = &request;
-    if (ApiOf(PathOf(request.target())) == Api::kMessages) {
+    const std::string_view path = PathOf(request.target());
+    if (ApiOf(path) == Api::kMessages || path.starts_with("/v1/messages/batches")) {
         BeginExchange();
+        exchange_.anthropic = true;
         exchange_.keep_alive = false;
         co_await ReplyProvider(413, ProviderErrorBody(413, std::nullopt), nullptr);
     } else {
@@ -243,20 +260,13 @@ asio::awaitable<After> Responder::HandleProvider() {
     exchange_.prompt_tokens = parsed.prompt_tokens;
     exchange_.output_schema = std::move(parsed.output_schema);
 
-    if (const auto& key = shared_.options.require_key) {
-        const auto authorization = HeaderValue(request, "authorization");
-        const bool bearer_ok = authorization && authorization->starts_with("Bearer ") &&
-                               authorization->substr(7) == *key;
-        // Anthropic's clients send x-api-key; a bearer token is accepted there too.
-        const auto api_key = anthropic ? HeaderValue(request, "x-api-key") : std::nullopt;
-        if (!bearer_ok && !(api_key && *api_key == *key)) {
-            Record(401, {});
-            // A named variable: GCC destroys conditional-operator temporaries in a co_await
-            // argument twice.
-            std::string body = anthropic ? anthropic::InvalidApiKeyBody(exchange_.request_id)
-                                         : openai::InvalidApiKeyBody();
-            co_return co_await ReplyProvider(401, std::move(body), nullptr);
-        }
+    if (!KeyAccepted()) {
+        Record(401, {});
+        // A named variable: GCC destroys conditional-operator temporaries in a co_await argument
+        // twice.
+        std::string body = anthropic ? anthropic::InvalidApiKeyBody(exchange_.request_id)
+                                     : openai::InvalidApiKeyBody();
+        co_return co_await ReplyProvider(401, std::move(body), nullptr);
     }
     if (parsed.status != 0) {
         Record(parsed.status, {});
@@ -289,6 +299,66 @@ asio::awaitable<After> Responder::HandleProvider() {
             400, ProviderMockError(fmt::format("scenario fault: {}", unavailable)), nullptr);
     }
     co_return co_await Serve(parsed.request, &rule->fault, rule->fault_text);
+}
+
+// With --require-key: whether the request carries the key (Anthropic's clients send x-api-key; a
+// bearer token is accepted there too).
+bool Responder::KeyAccepted() const {
+    const auto& key = shared_.options.require_key;
+    if (!key) return true;
+    const auto authorization = HeaderValue(*request_, "authorization");
+    if (authorization && authorization->starts_with("Bearer ") &&
+        authorization->substr(7) == *key) {
+        return true;
+    }
+    const auto api_key = exchange_.anthropic ? HeaderValue(*request_, "x-api-key") : std::nullopt;
+    return api_key && *api_key == *key;
+}
+
+// A batch line answered as `line.body` POSTed to `line.url` would be, less what only a connection
+// has: no rate limits, no log entry, no delays, no stream and no stream faults. The scenario's
+// request rules apply, matched by the line's model and url; `status`, `error` and `body` act as
+// on a request. Runs within the answer to the request that found the line's batch ended, whose
+// exchange it sets aside meanwhile.
+batches::Answer Responder::AnswerBatchLine(const batches::Line& line) {
+    Exchange outer = std::move(exchange_);
+    exchange_ = Exchange{};
+    exchange_.arrival = std::chrono::system_clock::now();
+    exchange_.start = std::chrono::steady_clock::now();
+    exchange_.request_id.assign("req_");
+    worker_.AppendId(exchange_.request_id);
+    exchange_.path = line.url;
+    exchange_.api = ApiOf(line.url).value_or(Api::kChat);
+    exchange_.anthropic = exchange_.api == Api::kMessages;
+    exchange_.batch_line = true;
+
+    batches::Answer answer;
+    answer.request_id = exchange_.request_id;
+    ParsedBody parsed = ParseBody(exchange_.api, line.body, ErrorRequestId());
+    exchange_.model = std::move(parsed.model);
+    exchange_.prompt_tokens = parsed.prompt_tokens;
+    exchange_.output_schema = std::move(parsed.output_schema);
+    if (parsed.status != 0) {
+        answer.status = parsed.status;
+        answer.body = std::move(parsed.error);
+    } else {
+        const std::shared_ptr<const Scenario> scenario = shared_.scenarios.Get();
+        const ScenarioRule* rule =
+            scenario ? scenario->Match(exchange_.model, exchange_.path) : nullptr;
+        const FaultSpec* fault = rule != nullptr ? &rule->fault : nullptr;
+        if (fault != nullptr && fault->probability < 1.0 && !worker_.Roll(fault->probability)) {
+            fault = nullptr;
+        }
+        if (std::string unavailable = fault ? UnavailableError(*fault) : std::string();
+            !unavailable.empty()) {
+            answer.status = 400;
+            answer.body = ProviderMockError(fmt::format("scenario fault: {}", unavailable));
+        } else {
+            std::tie(answer.status, answer.body) = WholeAnswer(parsed.request, fault);
+        }
+    }
+    exchange_ = std::move(outer);
+    return answer;
 }
 
 // An admitted request under `fault` (nullptr: none), the spec written as `fault_text`: the draw of
@@ -331,6 +401,10 @@ asio::awaitable<After> Responder::Serve(const ProviderRequest& request, const Fa
 
 // Why `spec` cannot be served on this request's API: it names an error the API does not have.
 std::string Responder::UnavailableError(const FaultSpec& spec) const {
+    if (spec.batch) {
+        return "batch_ms, batch_expire and batch_refuse apply to batch creations only (POST "
+               "/v1/batches, POST /v1/messages/batches)";
+    }
     if (!spec.error) return {};
     const bool available = exchange_.anthropic ? anthropic::HasNamedError(*spec.error)
                                                : openai::HasNamedError(*spec.error);
@@ -367,9 +441,10 @@ asio::awaitable<After> Responder::ReplyPlain(int status, std::string body, bool 
 
 void Responder::AppendProviderHead(int status, std::string_view content_type,
                                    std::optional<std::size_t> content_length,
-                                   const FaultSpec* fault) {
+                                   const FaultSpec* fault, std::string_view allow) {
     AppendHeadStart(out_, status, content_type, content_length, exchange_.keep_alive);
-    if (status == 405) out_ += "Allow: POST\r\n";  // RFC 9110 15.5.6; chat is POST only.
+    // RFC 9110 15.5.6: the methods the path takes (the provider APIs: POST only).
+    if (status == 405) fmt::format_to(std::back_inserter(out_), "Allow: {}\r\n", allow);
     // Rate-limit headers describe the buckets as this head leaves, after this request's charge.
     const auto now = std::chrono::steady_clock::now();
     if (exchange_.anthropic) {
@@ -421,6 +496,7 @@ void Responder::BeginExchange() {
     exchange.prompt_tokens = 1;
     exchange.output_tokens = 0;
     exchange.rate_limit_retry_after.reset();
+    exchange.batch_line = false;
 }
 
 void Responder::Record(int status, std::string_view fault_text, std::string_view rate_limit) {
@@ -444,16 +520,21 @@ void Responder::Record(int status, std::string_view fault_text, std::string_view
 
 std::string Responder::ProviderMockError(std::string_view message) const {
     if (exchange_.anthropic) {
-        return anthropic::ErrorEnvelope("mock_error", message, exchange_.request_id);
+        return anthropic::ErrorEnvelope("mock_error", message, ErrorRequestId());
     }
     return MockError(message);
 }
 
 std::string Responder::ProviderErrorBody(int status, std::optional<NamedError> error) const {
     if (exchange_.anthropic) {
-        return anthropic::ErrorBody(status, error, exchange_.model, exchange_.request_id);
+        return anthropic::ErrorBody(status, error, exchange_.model, ErrorRequestId());
     }
     return openai::ErrorBody(status, error, exchange_.model);
+}
+
+// The request_id of Anthropic's error bodies: none for a batch line, whose result has none.
+std::string_view Responder::ErrorRequestId() const {
+    return exchange_.batch_line ? std::string_view() : std::string_view(exchange_.request_id);
 }
 
 asio::awaitable<bool> Responder::Write() { co_return co_await downstream_.Write(out_); }

@@ -9,9 +9,11 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 
 #include "anthropic_wire.h"
+#include "batch_wire.h"
 #include "embeddings_wire.h"
 #include "fault_spec.h"
 #include "openai_wire.h"
@@ -19,8 +21,8 @@
 #include "server_state.h"
 #include "stream_script.h"
 
-// Answers the requests of one downstream connection: the provider APIs with their faults, and the
-// /mock/ endpoints. Knows nothing of sockets or TLS: it writes through a Downstream.
+// Answers the requests of one downstream connection: the provider APIs with their faults, the Batch
+// APIs, and the /mock/ endpoints. Knows nothing of sockets or TLS: it writes through a Downstream.
 namespace switchyard::mock {
 
 using Request = boost::beast::http::request<boost::beast::http::string_body>;
@@ -75,6 +77,8 @@ struct Exchange final {
     Api api = Api::kChat;       // Of a provider path; kChat for any other path (OpenAI's 404).
     bool anthropic = false;     // Anthropic's Messages API (/v1/messages) rather than OpenAI's.
     std::string output_schema;  // the JSON schema the request asks for (empty: none)
+    // A batch line rather than a request: its error bodies carry no request_id.
+    bool batch_line = false;
 };
 
 // A request body that passed the checks of its API: the alternative of exchange_.api.
@@ -97,9 +101,19 @@ class Responder final {
   private:
     using milliseconds = std::chrono::milliseconds;
 
+    // The ids a Responses API answer refers to.
+    struct ResponseIds {
+        std::string response;
+        std::string message;
+        std::string item;
+        std::string call;
+    };
+
     // responder.cc: the request checks, fault selection and response heads.
     boost::asio::awaitable<After> HandleAdmin();
     boost::asio::awaitable<After> HandleProvider();
+    bool KeyAccepted() const;
+    batches::Answer AnswerBatchLine(const batches::Line& line);
     boost::asio::awaitable<After> Serve(const ProviderRequest& request, const FaultSpec* fault,
                                         std::string_view fault_text);
     std::string UnavailableError(const FaultSpec& spec) const;
@@ -107,11 +121,14 @@ class Responder final {
                                                 const FaultSpec* fault);
     boost::asio::awaitable<After> ReplyPlain(int status, std::string body, bool keep_alive,
                                              std::string_view allow = {});
+    // `allow`: the Allow header of a 405.
     void AppendProviderHead(int status, std::string_view content_type,
-                            std::optional<std::size_t> content_length, const FaultSpec* fault);
+                            std::optional<std::size_t> content_length, const FaultSpec* fault,
+                            std::string_view allow = "POST");
     void Record(int status, std::string_view fault_text, std::string_view rate_limit = {});
     std::string ProviderMockError(std::string_view message) const;
     std::string ProviderErrorBody(int status, std::optional<NamedError> error) const;
+    std::string_view ErrorRequestId() const;
     void BeginExchange();
     boost::asio::awaitable<bool> Write();  // Writes out_.
     boost::asio::awaitable<void> Sleep(milliseconds duration);
@@ -119,8 +136,19 @@ class Responder final {
     boost::asio::awaitable<bool> DelayUnlessClosed(milliseconds duration);
     After Continue() const { return exchange_.keep_alive ? After::kKeepAlive : After::kClose; }
 
+    // batch_handlers.cc: the Batch APIs.
+    boost::asio::awaitable<After> HandleBatch();
+
     // answers.cc: the answers of each API and the faults that shape them.
     boost::asio::awaitable<After> Answer(const ProviderRequest& request, const FaultSpec* fault);
+    std::pair<int, std::string> WholeAnswer(const ProviderRequest& request, const FaultSpec* fault);
+    std::string BodyFaultBody(BodyFault body) const;
+    std::string ChatBody(const openai::ChatRequest& request, const FaultSpec* fault);
+    std::string MessagesBody(const anthropic::MessagesRequest& request, const FaultSpec* fault);
+    std::string ResponsesBody(const responses::ResponsesRequest& request, const FaultSpec* fault);
+    void PrepareResponse(const responses::ResponsesRequest& request, const FaultSpec* fault,
+                         const responses::ReplyText& reply, ResponseIds& ids,
+                         responses::Response& response);
     boost::asio::awaitable<After> AnswerChat(const openai::ChatRequest& request,
                                              const FaultSpec* fault);
     boost::asio::awaitable<After> AnswerMessages(const anthropic::MessagesRequest& request,

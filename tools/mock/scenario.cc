@@ -79,9 +79,11 @@ Scenario::Scenario(std::vector<ScenarioRule> rules)
     for (std::size_t i = 0; i < rules_.size(); ++i) matches_[i].store(0);
 }
 
-const ScenarioRule* Scenario::Match(std::string_view model, std::string_view path) const {
+const ScenarioRule* Scenario::Match(std::string_view model, std::string_view path,
+                                    RuleScope scope) const {
     for (std::size_t i = 0; i < rules_.size(); ++i) {
         const auto& rule = rules_[i];
+        if (rule.fault.batch != (scope == RuleScope::kBatch)) continue;
         if (rule.model && *rule.model != model) continue;
         if (rule.path && *rule.path != path) continue;
         if (rule.times) {

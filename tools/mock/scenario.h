@@ -23,15 +23,21 @@ struct ScenarioRule final {
     std::optional<std::uint64_t> times;
 };
 
+// What a rule is looked up for: a request (a batch line included), or the creation of a batch.
+// Rules with batch keys (FaultSpec::batch) serve batch creations only, all others requests only,
+// so neither kind shadows the other or uses up its `times`.
+enum class RuleScope { kRequest, kBatch };
+
 // A loaded scenario: immutable rules plus a match counter per rule. Shared by all connections;
 // Match is thread-safe.
 class Scenario final {
   public:
     explicit Scenario(std::vector<ScenarioRule> rules);
 
-    // Returns the first rule that matches and still has matches left, consuming one of them,
-    // or nullptr. The rule lives as long as the scenario.
-    const ScenarioRule* Match(std::string_view model, std::string_view path) const;
+    // Returns the first rule of `scope` that matches and still has matches left, consuming one of
+    // them, or nullptr. The rule lives as long as the scenario.
+    const ScenarioRule* Match(std::string_view model, std::string_view path,
+                              RuleScope scope = RuleScope::kRequest) const;
 
     const std::vector<ScenarioRule>& rules() const { return rules_; }
 

@@ -34,6 +34,22 @@ TEST(Scenario, TimesLimitsARuleToItsFirstMatches) {
     EXPECT_EQ(scenario->Match("a", "/x"), nullptr);
 }
 
+TEST(Scenario, BatchRulesServeBatchCreationsOnly) {
+    const auto scenario = ParseOk(R"({"rules":[
+        {"match":{"model":"a"},"fault":"batch_refuse=queue_limit","times":1},
+        {"match":{"model":"a"},"fault":"status=500","times":1},
+        {"match":{"model":"a"},"fault":"batch_ms=10"}]})");
+    // A request skips the batch rules and so leaves their times alone, and the other way round.
+    EXPECT_EQ(scenario->Match("a", "/v1/chat/completions")->fault.status, 500);
+    EXPECT_EQ(scenario->Match("a", "/v1/chat/completions"), nullptr);
+    const ScenarioRule* first = scenario->Match("a", "/v1/batches", RuleScope::kBatch);
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(first->fault.batch_refuse, BatchRefusal::kQueueLimit);
+    EXPECT_EQ(scenario->Match("a", "/v1/batches", RuleScope::kBatch)->fault.batch_ms,
+              std::chrono::milliseconds(10));
+    EXPECT_EQ(scenario->Match("b", "/v1/batches", RuleScope::kBatch), nullptr);
+}
+
 TEST(Scenario, EmptyRules) { EXPECT_EQ(ParseOk(R"({"rules":[]})")->Match("a", "/"), nullptr); }
 
 TEST(Scenario, RejectsMalformedScenarios) {

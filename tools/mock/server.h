@@ -1,10 +1,12 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "batch_wire.h"
 #include "rate_limits.h"
 #include "scenario.h"
 
@@ -19,6 +21,8 @@ struct ServerOptions final {
     std::optional<std::string> require_key;
     std::optional<std::uint64_t> seed;  // For `probability=`; random when absent.
     RateLimitConfig limits;             // Enforced from the start; unlimited by default.
+    // A batch's processing time, unless a batch_ms fault sets its own.
+    std::chrono::milliseconds batch_ms = batches::kDefaultBatchTime;
 };
 
 // The mock provider: an HTTP/1.1 server with one io_context per thread. Connections are accepted

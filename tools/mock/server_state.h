@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "batch_store.h"
 #include "rate_limits.h"
 #include "scenario.h"
 #include "server.h"
@@ -27,6 +28,7 @@ struct Shared final {
     ScenarioStore scenarios;
     Stats stats;
     RateLimits rate_limits;
+    batches::Store batches;  // the Batch APIs' files and batches
 };
 
 // One thread: its io_context and the randomness its connections use. Only touched from that

@@ -89,6 +89,24 @@ void Stats::CountClientClosed(std::string_view model) {
     }
 }
 
+void Stats::CountBatch(BatchEvent event, std::uint64_t count) {
+    std::lock_guard lock(mutex_);
+    switch (event) {
+        case BatchEvent::kCreated:
+            batches_created_ += count;
+            break;
+        case BatchEvent::kPoll:
+            batch_polls_ += count;
+            break;
+        case BatchEvent::kLine:
+            batch_lines_ += count;
+            break;
+        case BatchEvent::kRefused:
+            batches_refused_ += count;
+            break;
+    }
+}
+
 void Stats::Reset() {
     std::lock_guard lock(mutex_);
     total_ = 0;
@@ -99,6 +117,10 @@ void Stats::Reset() {
     rate_limited_ = 0;
     rate_limited_paths_.clear();
     rate_limited_reasons_.clear();
+    batches_created_ = 0;
+    batch_polls_ = 0;
+    batch_lines_ = 0;
+    batches_refused_ = 0;
     for (auto& entry : log_) entry.seq = 0;
 }
 
@@ -126,7 +148,10 @@ std::string Stats::ToJson() const {
     fmt::format_to(std::back_inserter(out), R"(}}}},"client_closed":{{"total":{},"models":)",
                    client_closed_);
     AppendCounts(out, client_closed_models_);
-    out += R"(},"requests":[)";
+    fmt::format_to(std::back_inserter(out),
+                   R"(}},"batches":{{"created":{},"polls":{},"lines":{},"refused":{}}})",
+                   batches_created_, batch_polls_, batch_lines_, batches_refused_);
+    out += R"(,"requests":[)";
     const std::uint64_t first_seq = total_ > kCapacity ? total_ - kCapacity + 1 : 1;
     for (std::uint64_t seq = first_seq; seq <= total_; ++seq) {
         const Entry& entry = log_[seq % kCapacity];

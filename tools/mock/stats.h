@@ -28,6 +28,14 @@ struct RequestObservation final {
     std::string_view body;  // the request body; the log keeps its first kBodyPrefix bytes
 };
 
+// What the Batch APIs did, counted apart from the requests (docs/mock.md#batch-apis).
+enum class BatchEvent {
+    kCreated,  // a create call answered with a batch (a refused OpenAI batch included)
+    kPoll,     // a GET of one batch
+    kLine,     // a batch line answered as its request would have been
+    kRefused,  // a creation refused by batch_refuse
+};
+
 // Counters of provider requests (not /mock/* calls), served at GET /mock/stats: totals by path
 // and model, rate-limit rejections by path and reason, and the most recent kCapacity requests in
 // arrival order. Thread-safe.
@@ -42,6 +50,8 @@ class Stats final {
     // A client closed its connection while the response head was delayed (delay_headers_ms): it
     // gave up on the request (a gateway cancelling a hedged attempt's loser, a timeout).
     void CountClientClosed(std::string_view model);
+    // Batch traffic: never part of the request counters and log above.
+    void CountBatch(BatchEvent event, std::uint64_t count = 1);
 
     // Clears every counter and the request log; sequence numbers start again at 1.
     void Reset();
@@ -75,6 +85,10 @@ class Stats final {
     std::map<std::string, std::uint64_t, std::less<>> rate_limited_reasons_;
     std::uint64_t client_closed_ = 0;
     std::map<std::string, std::uint64_t, std::less<>> client_closed_models_;
+    std::uint64_t batches_created_ = 0;
+    std::uint64_t batch_polls_ = 0;
+    std::uint64_t batch_lines_ = 0;
+    std::uint64_t batches_refused_ = 0;
     // Ring buffer: slot seq % kCapacity holds request `seq`. Slots are overwritten in place so
     // their strings keep their capacity.
     std::vector<Entry> log_;

@@ -23,6 +23,7 @@ TEST(Stats, CountsAndKeepsTheMostRecentRequests) {
                                  R"("rate_limited":{"total":0,"paths":{},"reasons":{"requests":0,)"
                                  R"("tokens":0,"input_tokens":0,"output_tokens":0,)"
                                  R"("acceleration":0}},"client_closed":{"total":0,"models":{}},)"
+                                 R"("batches":{"created":0,"polls":0,"lines":0,"refused":0},)"
                                  R"("requests":[{"seq":6,)"))
         << json.substr(0, 200);
     EXPECT_NE(json.find(R"("t_ms":1700000000000.250,"status":200,"fault":"","rate_limit":"",)"
@@ -36,7 +37,8 @@ TEST(Stats, CountsAndKeepsTheMostRecentRequests) {
     EXPECT_EQ(stats.ToJson(),
               R"({"total":0,"paths":{},"models":{},"rate_limited":{"total":0,"paths":{},)"
               R"("reasons":{"requests":0,"tokens":0,"input_tokens":0,"output_tokens":0,)"
-              R"("acceleration":0}},"client_closed":{"total":0,"models":{}},"requests":[]})");
+              R"("acceleration":0}},"client_closed":{"total":0,"models":{}},)"
+              R"("batches":{"created":0,"polls":0,"lines":0,"refused":0},"requests":[]})");
 }
 
 TEST(Stats, CountsClientsThatClosedBeforeTheirAnswerByModel) {
@@ -49,6 +51,24 @@ TEST(Stats, CountsClientsThatClosedBeforeTheirAnswerByModel) {
         << stats.ToJson();
     stats.Reset();
     EXPECT_NE(stats.ToJson().find(R"("client_closed":{"total":0,"models":{}})"), std::string::npos);
+}
+
+TEST(Stats, CountsBatchTrafficApartFromRequests) {
+    Stats stats;
+    stats.CountBatch(BatchEvent::kCreated);
+    stats.CountBatch(BatchEvent::kCreated);
+    stats.CountBatch(BatchEvent::kPoll, 3);
+    stats.CountBatch(BatchEvent::kLine, 7);
+    stats.CountBatch(BatchEvent::kRefused);
+    const std::string json = stats.ToJson();
+    EXPECT_NE(json.find(R"("batches":{"created":2,"polls":3,"lines":7,"refused":1},)"
+                        R"("requests":[])"),
+              std::string::npos)
+        << json;
+    EXPECT_TRUE(json.starts_with(R"({"total":0,"paths":{},"models":{},)")) << json;
+    stats.Reset();
+    EXPECT_NE(stats.ToJson().find(R"("batches":{"created":0,"polls":0,"lines":0,"refused":0})"),
+              std::string::npos);
 }
 
 TEST(Stats, CountsRateLimitRejectionsByPathAndReason) {

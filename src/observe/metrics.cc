@@ -428,6 +428,29 @@ void Metrics::RenderTotalsAndGauges(std::string& out) const {
             "switchyard_state_store_writes_total{{result=\"failed\"}} {}\n",
             store_writes_ok_.load(), store_writes_failed_.load());
     }
+    static constexpr const char* kLineResults[] = {"succeeded", "failed", "canceled", "expired"};
+    out +=
+        "# HELP switchyard_batch_lines_total Lines of batch jobs as they end, by where they ran "
+        "(gateway, provider) and result.\n"
+        "# TYPE switchyard_batch_lines_total counter\n";
+    for (std::size_t i = 0; i < batch_lines_.size(); ++i) {
+        out += fmt::format("switchyard_batch_lines_total{{mode=\"{}\",result=\"{}\"}} {}\n",
+                           i < 4 ? "gateway" : "provider", kLineResults[i % 4],
+                           batch_lines_[i].load());
+    }
+    out += fmt::format(
+        "# HELP switchyard_batch_jobs_running Batch jobs running now.\n"
+        "# TYPE switchyard_batch_jobs_running gauge\n"
+        "switchyard_batch_jobs_running {}\n",
+        batch_jobs_running_.load());
+    static constexpr const char* kJobStatuses[] = {"completed", "failed", "expired", "cancelled"};
+    out +=
+        "# HELP switchyard_batch_jobs_total Batch jobs as they end, by status.\n"
+        "# TYPE switchyard_batch_jobs_total counter\n";
+    for (std::size_t i = 0; i < batch_jobs_ended_.size(); ++i) {
+        out += fmt::format("switchyard_batch_jobs_total{{status=\"{}\"}} {}\n", kJobStatuses[i],
+                           batch_jobs_ended_[i].load());
+    }
 }
 
 }  // namespace switchyard::observe

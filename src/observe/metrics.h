@@ -73,6 +73,19 @@ class Metrics final {
     void CountStoreWrite(bool ok) {
         (ok ? store_writes_ok_ : store_writes_failed_).fetch_add(1, std::memory_order_relaxed);
     }
+    // Batch jobs (docs/batches.md): each line as it ends, by where it ran (`provider`: on a
+    // provider's batch API) and how (succeeded, failed, canceled, expired); the jobs running now;
+    // each job as it ends, by status (completed, failed, expired, cancelled).
+    void CountBatchLine(bool provider, std::size_t result) {
+        if (result < 4)
+            batch_lines_[provider ? 4 + result : result].fetch_add(1, std::memory_order_relaxed);
+    }
+    void AddBatchJobsRunning(int delta) {
+        batch_jobs_running_.fetch_add(delta, std::memory_order_relaxed);
+    }
+    void CountBatchJobEnded(std::size_t status) {
+        if (status < 4) batch_jobs_ended_[status].fetch_add(1, std::memory_order_relaxed);
+    }
     // Trace spans handed to the exporter and sent, or dropped (`reason`: queue_full, export).
     void CountSpansExported(std::uint64_t n) {
         spans_exported_.fetch_add(n, std::memory_order_relaxed);
@@ -152,6 +165,9 @@ class Metrics final {
     std::atomic<int> store_up_{-1};  // -1: no durable store
     std::atomic<std::uint64_t> store_writes_ok_{0};
     std::atomic<std::uint64_t> store_writes_failed_{0};
+    std::array<std::atomic<std::uint64_t>, 8> batch_lines_{};  // gateway x4, provider x4
+    std::atomic<int> batch_jobs_running_{0};
+    std::array<std::atomic<std::uint64_t>, 4> batch_jobs_ended_{};
     RecentFailures failures_{50};
 };
 

@@ -178,7 +178,7 @@ asio::awaitable<bool> BatchRunner::SubmitToProvider(std::shared_ptr<JobRun> run,
                 r.pending.push_back({line, false,
                                      batches::AnswerLine(job.api, batches::CustomIdOf(text),
                                                          reply.status, "", reply.body)});
-                ++job.counts.failed;
+                CountLine(r, LineEnd::kFailed);
                 continue;
             }
             const std::string& rendered = std::get<std::string>(body);
@@ -304,8 +304,7 @@ asio::awaitable<void> BatchRunner::TakeProviderResults(std::shared_ptr<JobRun> r
         if (result->unrun) {
             r.pending.push_back(
                 {result->line, false, batches::UnrunLine(job.api, id, *result->unrun)});
-            ++(*result->unrun == batches::Unrun::kExpired ? job.counts.expired
-                                                          : job.counts.canceled);
+            CountLine(r, EndOf(*result->unrun));
             return;
         }
         const bool ok = result->status >= 200 && result->status < 300;
@@ -315,10 +314,10 @@ asio::awaitable<void> BatchRunner::TakeProviderResults(std::shared_ptr<JobRun> r
             {result->line, ok,
              batches::AnswerLine(job.api, id, result->status, result->request_id, body)});
         if (!ok) {
-            ++job.counts.failed;
+            CountLine(r, LineEnd::kFailed);
             return;
         }
-        ++job.counts.succeeded;
+        CountLine(r, LineEnd::kSucceeded);
         const batches::Tokens tokens = batches::TokensOf(result->body);
         job.input_tokens += tokens.input;
         job.output_tokens += tokens.output;
@@ -345,7 +344,7 @@ asio::awaitable<void> BatchRunner::TakeProviderResults(std::shared_ptr<JobRun> r
             {static_cast<std::int64_t>(line), false,
              batches::UnrunLine(job.api, id,
                                 canceled ? batches::Unrun::kCanceled : batches::Unrun::kExpired)});
-        ++(canceled ? job.counts.canceled : job.counts.expired);
+        CountLine(r, canceled ? LineEnd::kCanceled : LineEnd::kExpired);
         if (r.pending.size() >= 1000) co_await Commit(run);
     }
     co_await Commit(run);

@@ -113,7 +113,16 @@ void BatchRunner::Run(std::string id) {
             auto run = std::make_shared<JobRun>(ioc_, std::move(**job.value));
             if (run->job.status == Status::kCancelling) run->halt = JobRun::Halt::kCancel;
             jobs_[id] = run;
+            context_.metrics.AddBatchJobsRunning(1);
             co_await RunJob(run);
+            context_.metrics.AddBatchJobsRunning(-1);
+            if (batches::Ended(run->job.status)) {
+                static constexpr Status kEnded[] = {Status::kCompleted, Status::kFailed,
+                                                    Status::kExpired, Status::kCancelled};
+                for (std::size_t i = 0; i < std::size(kEnded); ++i) {
+                    if (kEnded[i] == run->job.status) context_.metrics.CountBatchJobEnded(i);
+                }
+            }
             jobs_.erase(id);
             if (stopping_ && jobs_.empty()) ioc_.stop();
         },
@@ -176,6 +185,29 @@ asio::awaitable<void> BatchRunner::Watch(std::shared_ptr<JobRun> run) {
     if (run->halt == JobRun::Halt::kNone || run->halt == JobRun::Halt::kCancel) {
         run->halt = JobRun::Halt::kExpire;
     }
+}
+
+BatchRunner::LineEnd BatchRunner::EndOf(batches::Unrun why) {
+    return why == batches::Unrun::kExpired ? LineEnd::kExpired : LineEnd::kCanceled;
+}
+
+void BatchRunner::CountLine(JobRun& run, LineEnd end) {
+    batches::LineCounts& counts = run.job.counts;
+    switch (end) {
+        case LineEnd::kSucceeded:
+            ++counts.succeeded;
+            break;
+        case LineEnd::kFailed:
+            ++counts.failed;
+            break;
+        case LineEnd::kCanceled:
+            ++counts.canceled;
+            break;
+        case LineEnd::kExpired:
+            ++counts.expired;
+            break;
+    }
+    context_.metrics.CountBatchLine(run.job.mode == "provider", static_cast<std::size_t>(end));
 }
 
 asio::awaitable<void> BatchRunner::Pause(const JobRun& run, milliseconds wait) {
@@ -480,13 +512,7 @@ asio::awaitable<void> BatchRunner::RunSlot(std::shared_ptr<JobRun> run) {
         }
         if (!result) break;  // halted for a stop: the line stays unended (and holds the cursor)
         r.in_flight.erase(number);
-        if (result->ok) {
-            ++r.job.counts.succeeded;
-        } else if (unrun) {
-            ++(*unrun == batches::Unrun::kExpired ? r.job.counts.expired : r.job.counts.canceled);
-        } else {
-            ++r.job.counts.failed;
-        }
+        CountLine(r, result->ok ? LineEnd::kSucceeded : unrun ? EndOf(*unrun) : LineEnd::kFailed);
         r.pending.push_back(std::move(*result));
         if (!r.committing) asio::co_spawn(ioc_, Commit(run), asio::detached);
     }
@@ -539,7 +565,7 @@ asio::awaitable<void> BatchRunner::EndUnrun(JobRun& run) {
         if (std::binary_search(run.ended.begin(), run.ended.end(), number)) continue;
         run.pending.push_back(
             {number, false, batches::UnrunLine(run.job.api, batches::CustomIdOf(text), why)});
-        ++(why == batches::Unrun::kExpired ? run.job.counts.expired : run.job.counts.canceled);
+        CountLine(run, EndOf(why));
         if (run.pending.size() >= 1000) co_await Commit(self);
     }
     co_await Commit(self);

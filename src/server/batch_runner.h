@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "batches/batch_job.h"
+#include "batches/batch_lines.h"
 #include "batches/batch_records.h"
 #include "batches/file_store.h"
 #include "core/asio.h"
@@ -107,6 +108,10 @@ class BatchRunner final {
     asio::awaitable<void> EndUnrun(JobRun& run);
     asio::awaitable<void> Finalize(JobRun& run);
     asio::awaitable<void> Watch(std::shared_ptr<JobRun> run);
+    // A line ended: counted in its job and in the metrics.
+    enum class LineEnd { kSucceeded, kFailed, kCanceled, kExpired };
+    void CountLine(JobRun& run, LineEnd end);
+    static LineEnd EndOf(batches::Unrun why);
     // Waits `wait`, or less when the job halts or the gateway drains.
     asio::awaitable<void> Pause(const JobRun& run, std::chrono::milliseconds wait);
     std::int64_t Now() const;

@@ -242,9 +242,14 @@ asio::awaitable<void> RejectUnreadable(Worker& worker, beast::tcp_stream& stream
                                        std::chrono::steady_clock::time_point start) {
     core::LocalError error;
     if (ec == http::error::body_limit) {
+        const std::string_view target = parser.get().target();
+        const bool batch = target == "/v1/files" || target == "/v1/messages/batches";
+        const auto config = worker.context.Config();
         error = {core::ErrorKind::kPayloadTooLarge,
-                 "Request body exceeds the limit of " +
-                     std::to_string(worker.context.Config()->server.max_body_bytes) + " bytes."};
+                 batch ? "The upload exceeds batches.max_file_bytes (" +
+                             std::to_string(config->batches.max_file_bytes) + " bytes)."
+                       : "Request body exceeds the limit of " +
+                             std::to_string(config->server.max_body_bytes) + " bytes."};
     } else if (ec == http::error::header_limit) {
         error = {core::ErrorKind::kInvalidRequest, "Request headers are too large."};
     } else if (ec.category() == make_error_code(http::error::bad_method).category()) {

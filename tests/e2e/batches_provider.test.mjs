@@ -212,6 +212,27 @@ test('a provider batch that expires: what ran is kept, the rest expired', async 
   assert.ok(errors.every((l) => l.response === null && l.error.code === 'batch_expired'));
 });
 
+test('a cancel is sent on to the provider; its requests come back cancelled', async () => {
+  await mock.scenario([{ match: { model: 'gpt-upstream' }, fault: 'batch_ms=3000' }]);
+  const client = openai();
+  const file = await client.files.create({ file: await toFile(Buffer.from(lines(4, 'gpt-provider', 'c')), 'c.jsonl'), purpose: 'batch' });
+  const created = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+  await eventually(() => new RegExp(`${created.id}: 4 line\\(s\\) on gpt-dep`).test(gateway.stderr()),
+                   { what: 'the provider batch', timeoutMs: 10000 });
+  assert.equal((await client.batches.cancel(created.id)).status, 'cancelling');
+  const batch = await eventually(async () => {
+    const b = await client.batches.retrieve(created.id);
+    return b.status === 'cancelled' && b;
+  }, { what: 'the batch to be cancelled', timeoutMs: 30000, intervalMs: 50 });
+  await mock.scenario([]);
+  assert.deepEqual(batch.request_counts, { total: 4, completed: 0, failed: 4 });
+  const errors = jsonl(await (await client.files.content(batch.error_file_id)).text());
+  assert.ok(errors.every((l) => l.error.code === 'batch_cancelled'));
+  const metrics = await gateway.metrics(MASTER);
+  assert.match(metrics, /switchyard_batch_lines_total\{mode="provider",result="canceled"\} [1-9]/);
+  assert.match(metrics, /switchyard_batch_jobs_total\{status="cancelled"\} [1-9]/);
+});
+
 test('kill -9 while the provider works: after a restart the same provider batch is read', async () => {
   const dataDir = tempDir();
   let own = await start(dataDir);

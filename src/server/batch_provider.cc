@@ -301,6 +301,8 @@ asio::awaitable<void> BatchRunner::TakeProviderResults(std::shared_ptr<JobRun> r
         }
         seen[result->line] = true;
         const std::string id = custom_id(result->line);
+        // Requests cancelled because the job's own window ended expired.
+        if (result->unrun && expired) result->unrun = batches::Unrun::kExpired;
         if (result->unrun) {
             r.pending.push_back(
                 {result->line, false, batches::UnrunLine(job.api, id, *result->unrun)});

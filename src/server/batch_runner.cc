@@ -360,9 +360,12 @@ asio::awaitable<void> BatchRunner::RunJob(std::shared_ptr<JobRun> run) {
             asio::steady_timer pause(ioc_, milliseconds(10));
             co_await pause.async_wait(kTuple);
         }
-        if (run->halt == JobRun::Halt::kStop) {
+        // Stopped, or (defensively) lines left that did not end: resumed from the cursor at the
+        // next start, never finished with lines missing.
+        if (run->halt == JobRun::Halt::kStop ||
+            (run->halt == JobRun::Halt::kNone && job.counts.Done() < job.total)) {
             run->watch.cancel();
-            co_return;  // resumed from its cursor at the next start
+            co_return;
         }
         if (run->halt != JobRun::Halt::kNone) co_await EndUnrun(*run);
         run->reader.reset();
@@ -382,8 +385,10 @@ asio::awaitable<void> BatchRunner::RunSlot(std::shared_ptr<JobRun> run) {
     const config::BatchesConfig settings = context_.Config()->batches;
     std::string text;
     for (;;) {
-        // The next line to run: none once the job halts or the gateway drains.
-        if (r.halt != JobRun::Halt::kNone || context_.draining.load() || !r.reader) break;
+        // The next line to run: none once the job halts or the gateway drains (the job goes on
+        // from its cursor at the next start).
+        if (context_.draining.load() && r.halt == JobRun::Halt::kNone) r.halt = JobRun::Halt::kStop;
+        if (r.halt != JobRun::Halt::kNone || !r.reader) break;
         std::int64_t offset = 0;
         if (!r.reader->Next(text, offset)) break;
         if (text.empty()) continue;

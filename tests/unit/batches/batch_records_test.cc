@@ -88,6 +88,20 @@ TEST_F(BatchRecordsTest, FilesAreListedByPurposeAndCountedTogether) {
     EXPECT_FALSE(records::GetFile(db, "file-a"));
 }
 
+TEST_F(BatchRecordsTest, AStoreOfTheFirstSchemaGainsTheBatchTables) {
+    {
+        state::DurableStore store(path_, 1 << 20);
+        // What a store written before the Batch APIs looks like: schema 1, no batch tables.
+        store.Database().Execute(
+            "DROP TABLE batch_files; DROP TABLE batch_jobs; DROP TABLE batch_results; "
+            "PRAGMA user_version=1;");
+    }
+    state::DurableStore store(path_, 1 << 20);
+    EXPECT_EQ(store.Database().QueryInteger("PRAGMA user_version"), 2);
+    records::PutJob(store.Database(), Job("b", ""));
+    EXPECT_TRUE(records::GetJob(store.Database(), "b"));
+}
+
 TEST_F(BatchRecordsTest, FileBytesAreKeptAndReadAsLines) {
     FileStore files(dir_ + "/files");
     {

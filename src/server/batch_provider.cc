@@ -49,6 +49,20 @@ std::string Refusal(std::string_view what, unsigned status, const std::string& b
     return fmt::format("{}: HTTP {}{}{}", what, status, message.empty() ? "" : ": ", message);
 }
 
+// The headers every call to a provider's batch API carries: the user agent, and the
+// deployment's key the way its provider takes it (the views refer to `user_agent` and the config).
+void Authenticate(const config::Deployment& deployment, const std::string& user_agent,
+                  providers::UpstreamRequest& request) {
+    request.headers.emplace_back("user-agent", user_agent);
+    const bool keyed = !deployment.api_key.Empty();
+    if (IsAnthropic(deployment)) {
+        request.headers.emplace_back("anthropic-version", deployment.anthropic_version);
+        if (keyed) request.headers.emplace_back("x-api-key", deployment.api_key.Reveal());
+    } else if (keyed) {
+        request.authorization = "Bearer " + deployment.api_key.Reveal();
+    }
+}
+
 }  // namespace
 
 const config::Deployment* BatchRunner::ProviderDeployment(const config::Config& config,
@@ -70,16 +84,8 @@ asio::awaitable<BatchRunner::ProviderAnswer> BatchRunner::CallProvider(
     request.method = call_request.method;
     request.target = deployment.base_url.path_prefix + call_request.target;
     const std::string user_agent = std::string("switchyard/") + kVersion;
-    request.headers.emplace_back("user-agent", user_agent);
+    Authenticate(deployment, user_agent, request);
     if (!body.empty()) request.headers.emplace_back("content-type", content_type);
-    const std::string key =
-        deployment.api_key.Empty() ? std::string() : deployment.api_key.Reveal();
-    if (IsAnthropic(deployment)) {
-        request.headers.emplace_back("anthropic-version", deployment.anthropic_version);
-        if (!key.empty()) request.headers.emplace_back("x-api-key", key);
-    } else if (!key.empty()) {
-        request.authorization = "Bearer " + key;
-    }
     request.shared = &body;
     upstream::UpstreamCall call(pool_, context_.clock);
     const auto now = context_.clock.Now();
@@ -105,15 +111,7 @@ asio::awaitable<bool> BatchRunner::ReadProviderLines(
     request.method = "GET";
     request.target = std::move(target);
     const std::string user_agent = std::string("switchyard/") + kVersion;
-    request.headers.emplace_back("user-agent", user_agent);
-    const std::string key =
-        deployment.api_key.Empty() ? std::string() : deployment.api_key.Reveal();
-    if (IsAnthropic(deployment)) {
-        request.headers.emplace_back("anthropic-version", deployment.anthropic_version);
-        if (!key.empty()) request.headers.emplace_back("x-api-key", key);
-    } else if (!key.empty()) {
-        request.authorization = "Bearer " + key;
-    }
+    Authenticate(deployment, user_agent, request);
     upstream::UpstreamCall call(pool_, context_.clock);
     const auto now = context_.clock.Now();
     const upstream::UpstreamCall::Timeouts timeouts{

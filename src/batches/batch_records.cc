@@ -84,6 +84,14 @@ void DeleteFile(state::SqliteDatabase& db, const std::string& id) {
     SqliteStatement(db.Handle(), "DELETE FROM batch_files WHERE id = ?").Bind(1, id).Run();
 }
 
+std::string JobReading(state::SqliteDatabase& db, const std::string& file_id) {
+    SqliteStatement row(db.Handle(),
+                        "SELECT id FROM batch_jobs WHERE ended = 0 AND "
+                        "json_extract(job, '$.input_file_id') = ? LIMIT 1");
+    row.Bind(1, file_id);
+    return row.Step() ? row.Text(0) : std::string();
+}
+
 std::int64_t StoredBytes(state::SqliteDatabase& db) {
     return db.QueryInteger("SELECT coalesce(sum(bytes), 0) FROM batch_files").value_or(0);
 }

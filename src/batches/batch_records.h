@@ -39,6 +39,8 @@ std::optional<BatchFile> GetFile(state::SqliteDatabase& db, const std::string& i
 // Files of `purpose` batch and batch_output (a message batch's lines are never listed).
 std::vector<BatchFile> ListFiles(state::SqliteDatabase& db, const PageQuery& query, bool& more);
 void DeleteFile(state::SqliteDatabase& db, const std::string& id);
+// The job that has not ended and reads `file_id` ("": none).
+std::string JobReading(state::SqliteDatabase& db, const std::string& file_id);
 // The bytes of every kept file together.
 std::int64_t StoredBytes(state::SqliteDatabase& db);
 

@@ -1,5 +1,6 @@
 #include "batches/file_store.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -65,6 +66,14 @@ void FileStore::Writer::Keep() {
     std::fclose(file_);
     file_ = nullptr;
     if (std::rename(temporary_.c_str(), path_.c_str()) != 0) Fail("cannot rename", temporary_);
+    // The rename reaches the disk with its directory.
+    const std::string directory = std::filesystem::path(path_).parent_path().string();
+    const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        const int synced = ::fsync(fd);
+        ::close(fd);
+        if (synced != 0) Fail("cannot write", directory);
+    }
 }
 
 LineReader::LineReader(const std::string& path, std::int64_t offset) : offset_(offset) {

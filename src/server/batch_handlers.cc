@@ -121,12 +121,14 @@ std::string Origin(const RequestContext& ctx) {
     return scheme + "://" + host;
 }
 
-asio::awaitable<void> Fail(RequestContext& ctx, const core::LocalError& error) {
-    co_await WriteLocalError(ctx, error);
+// Plain functions returning the write's coroutine: what they are given is used before they
+// return, so a temporary argument is safe (g++ 12 may mishandle one passed to a coroutine).
+asio::awaitable<bool> Fail(RequestContext& ctx, const core::LocalError& error) {
+    return WriteLocalError(ctx, error);
 }
 
-asio::awaitable<void> Json(RequestContext& ctx, const json::object& body) {
-    co_await WriteBody(ctx, json::serialize(body), "application/json");
+asio::awaitable<bool> Json(RequestContext& ctx, const json::object& body) {
+    return WriteBody(ctx, json::serialize(body), "application/json");
 }
 
 template <class T>
@@ -304,15 +306,24 @@ asio::awaitable<void> ListFiles(RequestContext& ctx, const Caller& caller) {
 
 asio::awaitable<void> DeleteFile(RequestContext& ctx, const BatchFile& file) {
     batches::FileStore& files = ctx.Context().batches->Files();
-    std::function<bool(state::DurableStore&)> remove = [&files,
-                                                        id = file.id](state::DurableStore& s) {
-        records::DeleteFile(s.Database(), id);
-        files.Remove(id);
-        return true;
-    };
-    const Stored<bool> removed = co_await OnStoreOf(ctx, std::move(remove));
-    if (!removed.value) {
-        const core::LocalError error = StoreFailed(removed.error);
+    // "" when deleted, else the batch that still reads it.
+    std::function<std::string(state::DurableStore&)> remove =
+        [&files, id = file.id](state::DurableStore& s) {
+            std::string reader = records::JobReading(s.Database(), id);
+            if (!reader.empty()) return reader;
+            records::DeleteFile(s.Database(), id);
+            files.Remove(id);
+            return std::string();
+        };
+    const Stored<std::string> removed = co_await OnStoreOf(ctx, std::move(remove));
+    if (!removed.value || !removed.value->empty()) {
+        const core::LocalError error =
+            removed.value
+                ? Invalid("The file " + file.id + " is the input of the batch " + *removed.value +
+                              ", which has not ended; cancel it or "
+                              "wait for it first.",
+                          "file_id")
+                : StoreFailed(removed.error);
         co_await Fail(ctx, error);
         co_return;
     }
@@ -529,7 +540,8 @@ asio::awaitable<void> CreateOpenAiBatch(RequestContext& ctx, const Caller& calle
         co_await Fail(ctx, error);
         co_return;
     }
-    const std::optional<BatchFile> file = co_await VisibleFile(ctx, caller, *text("input_file_id"));
+    const std::string file_id = *text("input_file_id");
+    const std::optional<BatchFile> file = co_await VisibleFile(ctx, caller, file_id);
     if (!file) co_return;
     if (file->purpose != "batch") {
         error = Invalid("The input file must have purpose 'batch'.", "input_file_id");
@@ -699,6 +711,7 @@ asio::awaitable<void> ServeMessageBatches(RequestContext& ctx, const Caller& cal
         (action.empty() && (method == http::verb::get || method == http::verb::delete_)) ||
         (action == "results" && method == http::verb::get) ||
         (action == "cancel" && method == http::verb::post);
+    const std::string batch_id(id);
     if (!allowed) {
         const core::LocalError error{
             core::ErrorKind::kRouteNotFound,
@@ -707,7 +720,7 @@ asio::awaitable<void> ServeMessageBatches(RequestContext& ctx, const Caller& cal
         co_return;
     }
     const std::optional<BatchJob> job =
-        co_await VisibleJob(ctx, caller, std::string(id), batches::Api::kAnthropic);
+        co_await VisibleJob(ctx, caller, batch_id, batches::Api::kAnthropic);
     if (!job) co_return;
     if (action == "cancel") {
         co_await CancelJob(ctx, *job);

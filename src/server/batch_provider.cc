@@ -105,7 +105,7 @@ asio::awaitable<BatchRunner::ProviderAnswer> BatchRunner::CallProvider(
 }
 
 asio::awaitable<bool> BatchRunner::ReadProviderLines(
-    const config::Deployment& deployment, std::string target,
+    std::shared_ptr<JobRun> run, const config::Deployment& deployment, std::string target,
     const std::function<void(std::string_view)>& on_line) {
     providers::UpstreamRequest request;
     request.method = "GET";
@@ -138,6 +138,8 @@ asio::awaitable<bool> BatchRunner::ReadProviderLines(
                 line.push_back(buffer[i]);
             }
         }
+        // Results are written as they come: what waits in memory stays bounded.
+        if (run->pending.size() >= 1000) co_await Commit(run);
     }
     if (!line.empty()) on_line(line);
     co_return true;
@@ -152,12 +154,21 @@ asio::awaitable<bool> BatchRunner::SubmitToProvider(std::shared_ptr<JobRun> run,
     // here with the reason.
     std::string upstream;
     std::size_t sent = 0;
+    const std::string boundary = "switchyard-" + core::RandomHex(12);
     try {
         batches::LineReader reader(files_->PathOf(job.input_file_id), 0);
         std::string text;
         std::int64_t offset = 0;
         std::int64_t number = 0;
-        if (anthropic) upstream = "{\"requests\":[";
+        // OpenAI's input goes up as a multipart upload: its head, the lines, its end.
+        if (anthropic) {
+            upstream = "{\"requests\":[";
+        } else {
+            upstream = "--" + boundary +
+                       "\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n--" +
+                       boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" +
+                       job.id + ".jsonl\"\r\nContent-Type: application/jsonl\r\n\r\n";
+        }
         while (reader.Next(text, offset)) {
             if (text.empty()) continue;
             const std::int64_t line = number++;
@@ -195,7 +206,7 @@ asio::awaitable<bool> BatchRunner::SubmitToProvider(std::shared_ptr<JobRun> run,
             }
             ++sent;
         }
-        if (anthropic) upstream += "]}";
+        upstream += anthropic ? std::string("]}") : "\r\n--" + boundary + "--\r\n";
     } catch (const std::exception& e) {
         job.note = std::string("the input file cannot be read: ") + e.what();
         co_return false;
@@ -216,17 +227,7 @@ asio::awaitable<bool> BatchRunner::SubmitToProvider(std::shared_ptr<JobRun> run,
             co_return false;
         }
     } else {
-        const std::string boundary = "switchyard-" + core::RandomHex(12);
-        std::string form =
-            "--" + boundary +
-            "\r\nContent-Disposition: form-data; name=\"purpose\"\r\n\r\nbatch\r\n--" + boundary +
-            "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + job.id +
-            ".jsonl\"\r\nContent-Type: application/jsonl\r\n\r\n";
-        form += upstream;
-        upstream.clear();
-        upstream.shrink_to_fit();
-        form += "\r\n--" + boundary + "--\r\n";
-        const ProviderRequest upload{"POST", "/files", std::move(form),
+        const ProviderRequest upload{"POST", "/files", std::move(upstream),
                                      "multipart/form-data; boundary=" + boundary};
         const ProviderAnswer file = co_await CallProvider(deployment, upload);
         boost::system::error_code ec;
@@ -254,13 +255,13 @@ asio::awaitable<bool> BatchRunner::SubmitToProvider(std::shared_ptr<JobRun> run,
         }
     }
     job.provider_batch_id = id;
-    co_await Save(job);
+    co_await Save(r);
     fmt::print(stderr, "switchyard: batches: {}: {} line(s) on {}'s batch API as {}\n", job.id,
                sent, deployment.name, id);
     co_return true;
 }
 
-asio::awaitable<void> BatchRunner::TakeProviderResults(std::shared_ptr<JobRun> run,
+asio::awaitable<bool> BatchRunner::TakeProviderResults(std::shared_ptr<JobRun> run,
                                                        const config::Deployment& deployment,
                                                        std::vector<std::string> targets,
                                                        bool expired) {
@@ -327,11 +328,23 @@ asio::awaitable<void> BatchRunner::TakeProviderResults(std::shared_ptr<JobRun> r
                             context_.clock.WallNow());
         }
     };
+    const std::function<void(std::string_view)> on_line = take;
+    const std::chrono::milliseconds max_wait = context_.Config()->batches.max_poll;
     for (const std::string& target : targets) {
-        for (int attempt = 0;; ++attempt) {
-            if (co_await ReadProviderLines(deployment, target, take)) break;
-            if (attempt >= 4 || stopping_) break;
-            co_await Pause(r, std::chrono::seconds(1 << attempt));
+        // Until it is read whole: results that ran are never given up on.
+        for (std::chrono::milliseconds wait(1000);; wait = std::min(wait * 2, max_wait)) {
+            if (co_await ReadProviderLines(run, deployment, target, on_line)) break;
+            if (stopping_ || context_.draining.load()) co_return false;
+            fmt::print(stderr, "switchyard: batches: {}: cannot read {} from {}; trying again\n",
+                       job.id, target, deployment.name);
+            for (std::chrono::milliseconds left = wait; left.count() > 0;) {
+                if (stopping_ || context_.draining.load()) co_return false;
+                const std::chrono::milliseconds slice =
+                    std::min(left, std::chrono::milliseconds(200));
+                asio::steady_timer pause(ioc_, slice);
+                co_await pause.async_wait(kTuple);
+                left -= slice;
+            }
         }
         co_await Commit(run);
     }
@@ -348,6 +361,7 @@ asio::awaitable<void> BatchRunner::TakeProviderResults(std::shared_ptr<JobRun> r
         if (r.pending.size() >= 1000) co_await Commit(run);
     }
     co_await Commit(run);
+    co_return true;
 }
 
 asio::awaitable<BatchRunner::ProviderOutcome> BatchRunner::RunOnProvider(
@@ -396,8 +410,17 @@ asio::awaitable<BatchRunner::ProviderOutcome> BatchRunner::RunOnProvider(
             const ProviderAnswer cancelled = co_await CallProvider(deployment, cancel);
             if (cancelled.status != 0) {
                 job.cancel_sent = true;
-                co_await Save(job);
+                co_await Save(r);
             }
+        }
+        if (Now() > job.ExpiresAt() + 3600) {
+            // An hour past the window the provider's batch still cannot be read: its requests
+            // end expired rather than keep the job open for ever.
+            job.note = "the provider's batch " + job.provider_batch_id +
+                       " could not be read within an hour after the completion window";
+            fmt::print(stderr, "switchyard: batches: {}: {}\n", job.id, job.note);
+            expired = true;
+            break;
         }
         const ProviderAnswer polled = co_await CallProvider(deployment, poll);
         boost::system::error_code ec;
@@ -459,7 +482,9 @@ asio::awaitable<BatchRunner::ProviderOutcome> BatchRunner::RunOnProvider(
         }
         wait = std::min(wait * 2, settings.max_poll);
     }
-    co_await TakeProviderResults(run, deployment, std::move(targets), expired);
+    if (!co_await TakeProviderResults(run, deployment, std::move(targets), expired)) {
+        co_return ProviderOutcome::kStopped;  // read again at the next start
+    }
     co_return ProviderOutcome::kDone;
 }
 

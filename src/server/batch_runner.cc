@@ -111,10 +111,34 @@ void BatchRunner::Run(std::string id) {
             if (!job.value || !*job.value || batches::Ended((*job.value)->status)) co_return;
             if (stopping_ || jobs_.contains(id)) co_return;
             auto run = std::make_shared<JobRun>(ioc_, std::move(**job.value));
+            run->committed = run->job;
+            if (cancels_.erase(id) > 0 && run->job.status != Status::kCancelling &&
+                run->job.status != Status::kFinalizing) {
+                run->job.status = Status::kCancelling;
+                run->job.cancelling_s = Now();
+            }
             if (run->job.status == Status::kCancelling) run->halt = JobRun::Halt::kCancel;
             jobs_[id] = run;
             context_.metrics.AddBatchJobsRunning(1);
-            co_await RunJob(run);
+            std::string failure;
+            try {
+                co_await RunJob(run);
+            } catch (const std::exception& e) {
+                failure = e.what();
+            }
+            if (!failure.empty()) {
+                // A job that cannot go on (its input file gone, say) fails; it never hangs.
+                fmt::print(stderr, "switchyard: batches: {} failed: {}\n", id, failure);
+                run->job.errors.push_back({{"code", "internal_error"},
+                                           {"message", "The job failed: " + failure},
+                                           {"param", nullptr},
+                                           {"line", nullptr}});
+                run->job.status = Status::kFailed;
+                run->job.failed_s = Now();
+                run->committed = run->job;
+                co_await Save(*run);
+            }
+            run->watch.cancel();
             context_.metrics.AddBatchJobsRunning(-1);
             if (batches::Ended(run->job.status)) {
                 static constexpr Status kEnded[] = {Status::kCompleted, Status::kFailed,
@@ -133,17 +157,32 @@ asio::awaitable<std::optional<BatchJob>> BatchRunner::Cancel(std::string id) {
     auto cancel = [this, id = std::move(id)]() -> asio::awaitable<std::optional<BatchJob>> {
         const auto it = jobs_.find(id);
         if (it == jobs_.end()) {
-            std::function<std::optional<BatchJob>(state::DurableStore&)> load =
-                [id](state::DurableStore& s) { return records::GetJob(s.Database(), id); };
-            const Stored<std::optional<BatchJob>> job = co_await OnStore(store_, std::move(load));
+            // Not running here (yet, or not now): the cancel is written, and a run that starts
+            // meanwhile reads it (cancels_).
+            cancels_.insert(id);
+            std::function<std::optional<BatchJob>(state::DurableStore&)> mark =
+                [id, now = Now()](state::DurableStore& s) -> std::optional<BatchJob> {
+                std::optional<BatchJob> job = records::GetJob(s.Database(), id);
+                if (!job || batches::Ended(job->status) || job->status == Status::kFinalizing ||
+                    job->status == Status::kCancelling) {
+                    return job;
+                }
+                job->status = Status::kCancelling;
+                job->cancelling_s = now;
+                records::PutJob(s.Database(), *job);
+                return job;
+            };
+            const Stored<std::optional<BatchJob>> job = co_await OnStore(store_, std::move(mark));
             co_return job.value ? *job.value : std::nullopt;
         }
         const std::shared_ptr<JobRun> run = it->second;
-        if (!batches::Ended(run->job.status) && run->halt == JobRun::Halt::kNone) {
+        // A job that is writing its output files has run every line: the cancel comes too late.
+        if (!batches::Ended(run->job.status) && run->job.status != Status::kFinalizing &&
+            run->halt == JobRun::Halt::kNone) {
             run->halt = JobRun::Halt::kCancel;
             run->job.status = Status::kCancelling;
             run->job.cancelling_s = Now();
-            co_await Save(run->job);
+            co_await Save(*run);
         }
         co_return run->job;
     };
@@ -165,7 +204,16 @@ void BatchRunner::Stop() {
     thread_.join();
 }
 
-asio::awaitable<bool> BatchRunner::Save(const BatchJob& job) {
+asio::awaitable<bool> BatchRunner::Save(const JobRun& run) {
+    // The job as it stands, with what its written results say: counts, tokens and cursor as of
+    // the last commit (a line whose result is not written yet must run again after a crash, and
+    // count once).
+    BatchJob job = run.job;
+    job.counts = run.committed.counts;
+    job.input_tokens = run.committed.input_tokens;
+    job.output_tokens = run.committed.output_tokens;
+    job.cursor_line = run.committed.cursor_line;
+    job.cursor_offset = run.committed.cursor_offset;
     std::function<bool(state::DurableStore&)> put = [job](state::DurableStore& s) {
         records::PutJob(s.Database(), job);
         return true;
@@ -223,7 +271,8 @@ asio::awaitable<void> BatchRunner::Pause(const JobRun& run, milliseconds wait) {
 
 asio::awaitable<bool> BatchRunner::Validate(JobRun& run) {
     BatchJob& job = run.job;
-    const config::BatchesConfig& settings = context_.Config()->batches;
+    const std::shared_ptr<const config::Config> config = context_.Config();
+    const config::BatchesConfig& settings = config->batches;
     std::int64_t total = 0;
     try {
         batches::LineReader reader(files_->PathOf(job.input_file_id), 0);
@@ -281,25 +330,29 @@ asio::awaitable<bool> BatchRunner::Validate(JobRun& run) {
         job.status = Status::kFailed;
         job.failed_s = Now();
     } else {
-        job.status = Status::kInProgress;
+        if (job.status != Status::kCancelling) job.status = Status::kInProgress;
         job.in_progress_s = Now();
     }
-    co_await Save(job);
-    co_return job.status == Status::kInProgress;
+    co_await Save(run);
+    co_return job.status != Status::kFailed;  // (a cancel may have come meanwhile)
 }
 
 asio::awaitable<void> BatchRunner::RunJob(std::shared_ptr<JobRun> run) {
     asio::co_spawn(ioc_, Watch(run), asio::detached);
     BatchJob& job = run->job;
-    if (job.status == Status::kValidating && !co_await Validate(*run)) {
+    // Not validated yet (a cancel may have come first: its lines are still counted).
+    const bool unchecked = job.status == Status::kValidating ||
+                           (job.status == Status::kCancelling && job.in_progress_s == 0);
+    if (unchecked && !co_await Validate(*run)) {
         run->watch.cancel();
         co_return;
     }
     if (job.mode.empty() && !batches::Ended(job.status)) {
-        const config::Deployment* deployment = ProviderDeployment(*context_.Config(), job);
+        const std::shared_ptr<const config::Config> config = context_.Config();
+        const config::Deployment* deployment = ProviderDeployment(*config, job);
         job.mode = deployment != nullptr ? "provider" : "gateway";
         if (deployment != nullptr) job.deployment = deployment->name;
-        co_await Save(job);
+        co_await Save(*run);
     }
     bool on_provider = false;
     if (job.mode == "provider" &&
@@ -315,7 +368,7 @@ asio::awaitable<void> BatchRunner::RunJob(std::shared_ptr<JobRun> run) {
                        "gateway runs its lines\n",
                        job.id, job.note);
             job.mode = "gateway";
-            co_await Save(job);
+            co_await Save(*run);
         } else {
             on_provider = true;
         }
@@ -334,7 +387,7 @@ asio::awaitable<void> BatchRunner::RunJob(std::shared_ptr<JobRun> run) {
             job.failed_s = Now();
         }
         if (job.status == Status::kFailed) {
-            co_await Save(job);
+            co_await Save(*run);
             run->watch.cancel();
             co_return;
         }
@@ -349,12 +402,17 @@ asio::awaitable<void> BatchRunner::RunJob(std::shared_ptr<JobRun> run) {
         run->slots = slots;
         run->all_done.expires_at(asio::steady_timer::time_point::max());
         for (int i = 0; i < slots; ++i) asio::co_spawn(ioc_, RunSlot(run), asio::detached);
-        auto [ec] = co_await run->all_done.async_wait(kTuple);
-        (void)ec;
+        // A slot may run to its end inside co_spawn (halted already): wait only for live ones.
+        if (run->slots > 0) {
+            auto [ec] = co_await run->all_done.async_wait(kTuple);
+            (void)ec;
+        }
         // Every result is written before the job moves on.
         while (run->committing || !run->pending.empty()) {
             if (!run->committing) {
                 co_await Commit(run);
+                // A store that cannot write at shutdown: these lines run again after the start.
+                if (stopping_) break;
                 continue;
             }
             asio::steady_timer pause(ioc_, milliseconds(10));
@@ -480,14 +538,20 @@ asio::awaitable<void> BatchRunner::RunSlot(std::shared_ptr<JobRun> run) {
                     }
                     wait = milliseconds(1000);
                 } else {
-                    const unsigned status = response.result_int();
-                    const bool retry_allowed = response["x-should-retry"] != "false";
+                    // The gateway's own answers: its give-ups say x-should-retry false to
+                    // clients (it retried already), but a batch line has time to come back.
+                    // A stand-in answer (degradation) is no answer for a batch.
+                    const bool degraded = response.find("x-switchyard-degraded") != response.end();
+                    const unsigned status = degraded ? 503 : response.result_int();
                     const milliseconds asked = RetryAfterOf(response);
-                    if (status == 429 && retry_allowed) {
-                        // Shed or rate-limited: capacity comes later; the line waits for it.
+                    const bool told_when =
+                        response.find(http::field::retry_after) != response.end();
+                    if (status == 429 && told_when) {
+                        // Shed or rate-limited: capacity comes later; the line waits for it. (A
+                        // 429 without retry-after is one no wait turns around: too large.)
                         std::uniform_int_distribution<long long> spread(0, 1000);
                         wait = std::max(asked, milliseconds(500)) + milliseconds(spread(r.rng));
-                    } else if ((status >= 500 || status == 408) && retry_allowed &&
+                    } else if ((status >= 500 || status == 408) &&
                                ++failures < settings.line_attempts) {
                         const long long cap =
                             std::min<long long>(60'000, 1000LL << std::min(failures, 6));
@@ -498,14 +562,25 @@ asio::awaitable<void> BatchRunner::RunSlot(std::shared_ptr<JobRun> run) {
                         const std::string request_id =
                             id == response.end() ? std::string() : std::string(id->value());
                         const bool ok = status >= 200 && status < 300;
+                        if (degraded) {
+                            response.body() = boost::json::serialize(boost::json::object{
+                                {"error",
+                                 {{"message",
+                                   "Every target failed; the gateway's stand-in "
+                                   "answer is not kept for a batch."},
+                                  {"type", "upstream_error"},
+                                  {"param", nullptr},
+                                  {"code", "all_attempts_failed"}}}});
+                        }
                         if (ok) {
                             const batches::Tokens tokens = batches::TokensOf(response.body());
                             r.job.input_tokens += tokens.input;
                             r.job.output_tokens += tokens.output;
                         }
+                        const std::string& body = response.body();
                         result = LineResult{number, ok,
                                             batches::AnswerLine(job.api, line->custom_id, status,
-                                                                request_id, response.body())};
+                                                                request_id, body)};
                         break;
                     }
                 }
@@ -539,12 +614,14 @@ asio::awaitable<void> BatchRunner::Commit(std::shared_ptr<JobRun> run) {
             r.job.cursor_line = r.next_line;
             r.job.cursor_offset = r.reader->Offset();
         }
-        std::function<bool(state::DurableStore&)> write = [job = r.job,
+        const BatchJob snapshot = r.job;
+        std::function<bool(state::DurableStore&)> write = [&snapshot,
                                                            &results](state::DurableStore& s) {
-            records::AddResults(s.Database(), job, results);
+            records::AddResults(s.Database(), snapshot, results);
             return true;
         };
         const Stored<bool> written = co_await OnStore(store_, std::move(write));
+        if (written.value) r.committed = snapshot;
         if (!written.value) {
             fmt::print(stderr, "switchyard: batches: cannot write results of {}: {}\n", r.job.id,
                        written.error);
@@ -582,7 +659,7 @@ asio::awaitable<void> BatchRunner::Finalize(JobRun& run) {
         job.status = Status::kFinalizing;
         job.finalizing_s = Now();
         run.job = job;
-        co_await Save(job);
+        co_await Save(run);
     }
     const std::int64_t now = Now();
     if (job.cancelling_s != 0) {
@@ -635,6 +712,7 @@ asio::awaitable<void> BatchRunner::Finalize(JobRun& run) {
         co_return;  // finished at the next start
     }
     run.job = *finished.value;
+    run.committed = run.job;
 }
 
 }  // namespace switchyard::server

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <variant>
@@ -85,6 +86,8 @@ class BatchRunner final {
             : job(std::move(j)), all_done(ioc), watch(ioc) {}
 
         batches::BatchJob job;
+        // The job as its last written results left it (what Save writes of counts and cursor).
+        batches::BatchJob committed;
         // Why lines stop starting: the job was cancelled, its window ended, or the gateway stops.
         enum class Halt { kNone, kCancel, kExpire, kStop } halt = Halt::kNone;
         std::unique_ptr<batches::LineReader> reader;
@@ -104,7 +107,7 @@ class BatchRunner final {
     asio::awaitable<bool> Validate(JobRun& run);
     asio::awaitable<void> RunSlot(std::shared_ptr<JobRun> run);
     asio::awaitable<void> Commit(std::shared_ptr<JobRun> run);
-    asio::awaitable<bool> Save(const batches::BatchJob& job);
+    asio::awaitable<bool> Save(const JobRun& run);
     asio::awaitable<void> EndUnrun(JobRun& run);
     asio::awaitable<void> Finalize(JobRun& run);
     asio::awaitable<void> Watch(std::shared_ptr<JobRun> run);
@@ -125,7 +128,8 @@ class BatchRunner final {
                                                    std::shared_ptr<const config::Config> config);
     asio::awaitable<bool> SubmitToProvider(std::shared_ptr<JobRun> run,
                                            const config::Deployment& deployment);
-    asio::awaitable<void> TakeProviderResults(std::shared_ptr<JobRun> run,
+    // False when the gateway stops before the results were read whole.
+    asio::awaitable<bool> TakeProviderResults(std::shared_ptr<JobRun> run,
                                               const config::Deployment& deployment,
                                               std::vector<std::string> targets, bool expired);
     struct ProviderAnswer {
@@ -143,7 +147,8 @@ class BatchRunner final {
     asio::awaitable<ProviderAnswer> CallProvider(const config::Deployment& deployment,
                                                  const ProviderRequest& call);
     // Reads a provider's JSONL answer line by line, bounded by one line's size.
-    asio::awaitable<bool> ReadProviderLines(const config::Deployment& deployment,
+    asio::awaitable<bool> ReadProviderLines(std::shared_ptr<JobRun> run,
+                                            const config::Deployment& deployment,
                                             std::string target,
                                             const std::function<void(std::string_view)>& line);
 
@@ -160,6 +165,7 @@ class BatchRunner final {
     std::thread thread_;
     // On the runner's thread only.
     std::map<std::string, std::shared_ptr<JobRun>> jobs_;
+    std::set<std::string> cancels_;  // cancelled while not running here
     bool stopping_ = false;
 };
 

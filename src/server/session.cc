@@ -388,14 +388,27 @@ asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
         parser.header_limit(kMaxRequestHeaderBytes);
         watch.Arm(stream.socket(), start + limits.header_timeout);
         auto [read_ec, read] = co_await http::async_read_header(stream, buffer, parser, kTuple);
+        limits::BodyBudget::Reservation body_bytes;
         if (!read_ec && parser.get().method() == http::verb::post &&
             (parser.get().target() == "/v1/files" ||
              parser.get().target() == "/v1/messages/batches")) {
             // A batch's file or requests may be larger than any single request.
-            parser.body_limit(std::max<std::uint64_t>(limits.max_body_bytes,
-                                                      config->batches.max_file_bytes + 65536));
+            const std::uint64_t limit = std::max<std::uint64_t>(
+                limits.max_body_bytes, config->batches.max_file_bytes + 65536);
+            parser.body_limit(limit);
+            // A chunked upload's size is known only once read: it reserves the most it may be
+            // first, so many of them cannot pass the bodies-in-flight bound meanwhile.
+            if (!parser.content_length() && !parser.is_done()) {
+                const std::uint64_t per_key = limits.max_body_bytes_in_flight_per_key;
+                const std::uint64_t most = per_key > 0 ? std::min(limit, per_key) : limit;
+                if (const auto refused = ReserveBody(*worker, parser, most, body_bytes)) {
+                    watch.Disarm();
+                    co_await RejectBody(*worker, stream, watch, parser, *refused, start);
+                    lingering_close = true;
+                    break;
+                }
+            }
         }
-        limits::BodyBudget::Reservation body_bytes;
         if (!read_ec && !parser.is_done()) {
             // A body of known length is refused before it is read.
             const auto refused =
@@ -432,7 +445,7 @@ asio::awaitable<void> RunSession(tcp::socket socket, Worker* worker) {
             lingering_close = true;
             break;
         }
-        if (!parser.content_length() && !parser.get().body().empty()) {
+        if (!parser.content_length() && !parser.get().body().empty() && body_bytes.Bytes() == 0) {
             // A chunked body's length is known once it is read (within server.max_body_bytes).
             if (const auto refused =
                     ReserveBody(*worker, parser, parser.get().body().size(), body_bytes)) {

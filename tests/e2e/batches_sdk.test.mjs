@@ -222,6 +222,8 @@ test('cancel stops new lines and keeps the finished ones; a short window expires
   const created = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
   await eventually(async () => (await client.batches.retrieve(created.id)).request_counts.completed >= 8,
                    { what: 'some lines to finish', timeoutMs: 20000, intervalMs: 50 });
+  // Its input cannot be deleted while it runs.
+  await assert.rejects(client.files.delete(file.id), (e) => e.status === 400 && /has not ended/.test(e.message));
   const cancelling = await client.batches.cancel(created.id);
   assert.equal(cancelling.status, 'cancelling');
   assert.ok(cancelling.cancelling_at > 0);
@@ -326,4 +328,16 @@ test('Anthropic SDK: cancel a message batch: canceled lines, finished ones kept'
     ++seen;
   }
   assert.equal(seen, 40);
+});
+
+test('a cancel sent right after the create is not lost', async () => {
+  const client = openaiAs(KEY_A);
+  const file = await client.files.create({ file: await toFile(Buffer.from(chatLines(10, 'slow-batch', 'now')), 'now.jsonl'), purpose: 'batch' });
+  const created = await client.batches.create({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: '24h' });
+  const cancelling = await client.batches.cancel(created.id);
+  assert.ok(['cancelling', 'cancelled'].includes(cancelling.status), cancelling.status);
+  const batch = await finished(client, created.id);
+  assert.equal(batch.status, 'cancelled');
+  assert.equal(batch.request_counts.total, 10);
+  assert.ok(batch.request_counts.completed < 10);
 });

@@ -104,6 +104,22 @@ std::optional<std::size_t> Limit(const RequestContext& ctx, std::size_t fallback
     return n;
 }
 
+// 405 on a collection (files, batches, message batches), which takes GET and POST.
+asio::awaitable<bool> NotAllowed(RequestContext& ctx, std::string_view collection) {
+    ctx.reply_headers.emplace_back("allow", "GET, POST");
+    const core::LocalError error{core::ErrorKind::kMethodNotAllowed,
+                                 "Use POST or GET on " + std::string(collection) + "."};
+    co_return co_await WriteLocalError(ctx, error);
+}
+
+// 404 for a path below a collection that names nothing there.
+asio::awaitable<bool> InvalidUrl(RequestContext& ctx) {
+    const core::LocalError error{
+        core::ErrorKind::kRouteNotFound,
+        "Invalid URL (" + std::string(ctx.request.method_string()) + " " + ctx.path + ")"};
+    co_return co_await WriteLocalError(ctx, error);
+}
+
 std::int64_t NowSeconds(const RequestContext& ctx) {
     return std::chrono::duration_cast<std::chrono::seconds>(
                ctx.Context().clock.WallNow().time_since_epoch())
@@ -340,9 +356,7 @@ asio::awaitable<void> ServeFiles(RequestContext& ctx, const Caller& caller, std:
         } else if (method == http::verb::get) {
             co_await ListFiles(ctx, caller);
         } else {
-            const core::LocalError error{core::ErrorKind::kMethodNotAllowed,
-                                         "Use POST or GET on /v1/files."};
-            co_await Fail(ctx, error);
+            co_await NotAllowed(ctx, "/v1/files");
         }
         co_return;
     }
@@ -350,10 +364,7 @@ asio::awaitable<void> ServeFiles(RequestContext& ctx, const Caller& caller, std:
     const std::string id(content ? rest.substr(0, rest.size() - 8) : rest);
     if (id.find('/') != std::string::npos ||
         !(method == http::verb::get || (method == http::verb::delete_ && !content))) {
-        const core::LocalError error{
-            core::ErrorKind::kRouteNotFound,
-            "Invalid URL (" + std::string(ctx.request.method_string()) + " " + ctx.path + ")"};
-        co_await Fail(ctx, error);
+        co_await InvalidUrl(ctx);
         co_return;
     }
     const std::optional<BatchFile> file = co_await VisibleFile(ctx, caller, id);
@@ -570,9 +581,7 @@ asio::awaitable<void> ServeBatches(RequestContext& ctx, const Caller& caller,
         } else if (method == http::verb::get) {
             co_await ListJobs(ctx, caller, batches::Api::kOpenAi);
         } else {
-            const core::LocalError error{core::ErrorKind::kMethodNotAllowed,
-                                         "Use POST or GET on /v1/batches."};
-            co_await Fail(ctx, error);
+            co_await NotAllowed(ctx, "/v1/batches");
         }
         co_return;
     }
@@ -580,10 +589,7 @@ asio::awaitable<void> ServeBatches(RequestContext& ctx, const Caller& caller,
     const std::string id(cancel ? rest.substr(0, rest.size() - 7) : rest);
     if (id.find('/') != std::string::npos ||
         (cancel ? method != http::verb::post : method != http::verb::get)) {
-        const core::LocalError error{
-            core::ErrorKind::kRouteNotFound,
-            "Invalid URL (" + std::string(ctx.request.method_string()) + " " + ctx.path + ")"};
-        co_await Fail(ctx, error);
+        co_await InvalidUrl(ctx);
         co_return;
     }
     const std::optional<BatchJob> job = co_await VisibleJob(ctx, caller, id, batches::Api::kOpenAi);
@@ -695,9 +701,7 @@ asio::awaitable<void> ServeMessageBatches(RequestContext& ctx, const Caller& cal
         } else if (method == http::verb::get) {
             co_await ListJobs(ctx, caller, batches::Api::kAnthropic);
         } else {
-            const core::LocalError error{core::ErrorKind::kMethodNotAllowed,
-                                         "Use POST or GET on /v1/messages/batches."};
-            co_await Fail(ctx, error);
+            co_await NotAllowed(ctx, "/v1/messages/batches");
         }
         co_return;
     }
@@ -713,10 +717,7 @@ asio::awaitable<void> ServeMessageBatches(RequestContext& ctx, const Caller& cal
         (action == "cancel" && method == http::verb::post);
     const std::string batch_id(id);
     if (!allowed) {
-        const core::LocalError error{
-            core::ErrorKind::kRouteNotFound,
-            "Invalid URL (" + std::string(ctx.request.method_string()) + " " + ctx.path + ")"};
-        co_await Fail(ctx, error);
+        co_await InvalidUrl(ctx);
         co_return;
     }
     const std::optional<BatchJob> job =

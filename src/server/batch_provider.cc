@@ -23,6 +23,9 @@ using batches::LineResult;
 namespace json = boost::json;
 namespace records = batches::records;
 
+// The longest result line read from a provider (one answer: as large as a synchronous one may be).
+constexpr std::size_t kMaxResultLine = std::size_t{64} << 20;
+
 bool IsAnthropic(const config::Deployment& deployment) {
     return deployment.provider == config::Provider::kAnthropic;
 }
@@ -134,8 +137,12 @@ asio::awaitable<bool> BatchRunner::ReadProviderLines(
             if (buffer[i] == '\n' || buffer[i] == '\r') {
                 if (!line.empty()) on_line(line);
                 line.clear();
-            } else {
+            } else if (line.size() < kMaxResultLine) {
                 line.push_back(buffer[i]);
+            } else {
+                // No answer is this large: the provider's file is not one to trust.
+                call.Abort();
+                co_return false;
             }
         }
         // Results are written as they come: what waits in memory stays bounded.

@@ -311,8 +311,12 @@ test('Anthropic SDK: cancel a message batch: canceled lines, finished ones kept'
     custom_id: `slow-${i}`,
     params: { model: 'slow-batch', max_tokens: 16, messages: [{ role: 'user', content: `${i}` }] },
   }));
+  const sent = async () => (await mock.stats()).requests.filter((r) => r.model === 'slow-batch').length;
+  const before = await sent();
   const created = await client.messages.batches.create({ requests });
-  await new Promise((r) => setTimeout(r, 1000));
+  // Cancelled once some lines have gone upstream (their results are kept).
+  await eventually(async () => (await sent()) >= before + 8,
+                   { what: 'lines to go upstream', timeoutMs: 20000, intervalMs: 20 });
   const canceling = await client.messages.batches.cancel(created.id);
   assert.ok(['canceling', 'ended'].includes(canceling.processing_status));
   assert.ok(canceling.cancel_initiated_at);

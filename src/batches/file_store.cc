@@ -36,11 +36,6 @@ void FileStore::Remove(std::string_view id) const {
     std::filesystem::remove(PathOf(id), ec);
 }
 
-bool FileStore::Exists(std::string_view id) const {
-    std::error_code ec;
-    return std::filesystem::exists(PathOf(id), ec);
-}
-
 FileStore::Writer::Writer(const FileStore& store, std::string_view id)
     : path_(store.PathOf(id)), temporary_(path_ + ".part") {
     file_ = std::fopen(temporary_.c_str(), "wb");

@@ -39,7 +39,6 @@ class FileStore final {
     };
 
     void Remove(std::string_view id) const;
-    bool Exists(std::string_view id) const;
 
   private:
     std::string directory_;

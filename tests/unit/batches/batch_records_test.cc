@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "../state/store_file_test_support.h"
 #include "batches/file_store.h"
 #include "state/durable_store.h"
@@ -113,7 +115,7 @@ TEST_F(BatchRecordsTest, FileBytesAreKeptAndReadAsLines) {
         FileStore::Writer dropped(files, "file-y");  // never kept: nothing remains
         dropped.Append("partial");
     }
-    EXPECT_FALSE(files.Exists("file-y"));
+    EXPECT_FALSE(std::filesystem::exists(files.PathOf("file-y")));
     LineReader reader(files.PathOf("file-x"), 0);
     std::string line;
     std::int64_t offset = -1;
@@ -132,7 +134,7 @@ TEST_F(BatchRecordsTest, FileBytesAreKeptAndReadAsLines) {
     ASSERT_TRUE(resumed.Next(line, offset));
     EXPECT_EQ(line, "two");
     files.Remove("file-x");
-    EXPECT_FALSE(files.Exists("file-x"));
+    EXPECT_FALSE(std::filesystem::exists(files.PathOf("file-x")));
 }
 
 }  // namespace

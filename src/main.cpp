@@ -26,6 +26,7 @@
 #include "core/sha256.h"
 #include "core/url.h"
 #include "core/version.h"
+#include "drills/drill_command.h"
 #include "limits/client_budgets.h"
 #include "limits/client_keys.h"
 #include "limits/headroom.h"
@@ -34,6 +35,7 @@
 #include "observe/metrics.h"
 #include "observe/trace_exporter.h"
 #include "server/batch_runner.h"
+#include "server/drill_schedule.h"
 #include "server/durable_state.h"
 #include "server/runtime.h"
 #include "server/server.h"
@@ -67,6 +69,12 @@ Usage:
       or a move between the two. The SQLite store's gateway must be stopped (a running one
       exports through GET /admin/state); an import replaces its contents, while one into Redis
       only adds and overwrites.
+  switchyard drill --config FILE --group NAME --cases FILE.jsonl [--report FILE.json]
+                   [--html FILE.html] [--concurrency N] [--max-cost USD]
+      Send every case to every entry of the group's fallback chain (each deployment of each
+      stage, whatever its health) as production would, check the answers against the cases'
+      expectations, print a table and write the reports. Exit 0 when every entry passed every
+      case, 1 when one did not, 2 when the drill could not run.
   switchyard --version | --help
 )";
 
@@ -89,12 +97,25 @@ std::optional<std::string> ReadFile(const std::string& path) {
 // over is reported on stderr).
 config::LoadResult LoadAnyConfig(const std::string& path, const config::EnvLookup& env) {
     const std::optional<std::string> text = ReadFile(path);
-    if (!text || !config::LooksLikeLiteLlm(*text)) return config::LoadConfigFile(path, env);
-    const config::LiteLlmImport imported = config::ImportLiteLlm(*text);
-    for (const std::string& note : imported.unmapped) {
-        fmt::print(stderr, "{}: LiteLLM setting not carried over: {}\n", path, note);
+    config::LoadResult result;
+    if (!text || !config::LooksLikeLiteLlm(*text)) {
+        result = config::LoadConfigFile(path, env);
+    } else {
+        const config::LiteLlmImport imported = config::ImportLiteLlm(*text);
+        for (const std::string& note : imported.unmapped) {
+            fmt::print(stderr, "{}: LiteLLM setting not carried over: {}\n", path, note);
+        }
+        result = config::LoadConfigText(imported.yaml, path + " (imported from LiteLLM)", env);
     }
-    return config::LoadConfigText(imported.yaml, path + " (imported from LiteLLM)", env);
+    // The scheduled drills' cases are part of the config.
+    if (result.config) {
+        std::vector<config::Problem> drills = drills::CaseProblems(*result.config, path);
+        if (!drills.empty()) {
+            result.problems = std::move(drills);
+            result.config = nullptr;
+        }
+    }
+    return result;
 }
 
 int Import(const std::vector<std::string_view>& args) {
@@ -537,6 +558,10 @@ int Serve(const std::vector<std::string_view>& args) {
         context.batches = batch_runner.get();
         batch_runner->Start();
     }
+    // The scheduled fallback drills (docs/drills.md#scheduled-drills), reloads included.
+    server::DrillSchedule drill_schedule(context);
+    context.drills = &drill_schedule;
+    drill_schedule.Start();
     const bool clean = server->Run([&] {
         fmt::print(stderr, "switchyard {} listening on {}:{}\n", kVersion,
                    config->server.listen_host, server->Port());
@@ -544,6 +569,7 @@ int Serve(const std::vector<std::string_view>& args) {
     });
     // Lines still in flight end with the drain; their results are written before the store stops.
     if (batch_runner && clean) batch_runner->Stop();
+    if (clean) drill_schedule.Stop();
     if (durable) durable->Stop();  // what the last requests spent is written
     if (!clean) {
         access_log.reset();  // flush what was logged, then leave without unwinding the workers
@@ -576,6 +602,11 @@ int main(int argc, char** argv) {
     if (args[0] == "serve") return Serve({args.begin() + 1, args.end()});
     if (args[0] == "import") return Import({args.begin() + 1, args.end()});
     if (args[0] == "state") return StateCommand({args.begin() + 1, args.end()});
+    if (args[0] == "drill") {
+        return drills::DrillCommand({args.begin() + 1, args.end()}, [](const std::string& path) {
+            return LoadAnyConfig(path, config::ProcessEnvironment());
+        });
+    }
     fmt::print(stderr, "switchyard: unknown command '{}'\n{}", args[0], kUsage);
     return 2;
 }

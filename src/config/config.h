@@ -245,6 +245,20 @@ struct BatchesConfig {
     Millis max_poll{300'000};  // the longest wait between two polls (they back off)
 };
 
+// A fallback drill the gateway runs on a schedule (docs/drills.md#scheduled-drills): every case of
+// `cases` on every entry of `group`'s chain, every `every`, in `lane` at the headroom traffic
+// leaves.
+struct DrillConfig {
+    std::string group;
+    std::string cases_path;  // as written in the config
+    std::string cases;       // the file's text, read with the config
+    Millis every{3'600'000};
+    std::string lane;       // a lane of limits.lanes; empty: the last one
+    int concurrency = 2;    // calls in flight at once
+    double max_cost = 1.0;  // USD per run; no call starts past it (0: no cap)
+    int line = 0;
+};
+
 struct ServerConfig {
     std::string listen_host = "127.0.0.1";
     std::uint16_t listen_port = 4000;
@@ -392,6 +406,7 @@ struct Config {
     LimitsConfig limits;
     StateConfig state;
     BatchesConfig batches;
+    std::vector<DrillConfig> drills;
     TelemetryConfig telemetry;
     std::vector<ClientKey> keys;
     std::vector<ModelGroup> models;

@@ -53,9 +53,10 @@ void Load(std::string_view text, std::string_view file, const EnvLookup& env, Lo
     }
     auto config = std::make_shared<Config>();
     Reader r(file, env, result.problems);
-    if (!r.CheckMap(root, "the top level",
-                    {"server", "timeouts", "log", "retry", "health", "alerts", "degradation",
-                     "idempotency", "limits", "state", "telemetry", "keys", "models", "batches"})) {
+    if (!r.CheckMap(
+            root, "the top level",
+            {"server", "timeouts", "log", "retry", "health", "alerts", "degradation", "idempotency",
+             "limits", "state", "telemetry", "keys", "models", "batches", "drills"})) {
         return;
     }
     if (root["server"]) ReadServer(r, root["server"], config->server);
@@ -77,6 +78,7 @@ void Load(std::string_view text, std::string_view file, const EnvLookup& env, Lo
     LinkModels(r, root, *config);
     if (root["limits"]) ReadLimits(r, root["limits"], config->limits);
     if (root["keys"]) ReadKeys(r, root["keys"], *config);
+    if (root["drills"]) ReadDrills(r, root["drills"], *config);
     if (result.problems.empty()) result.config = std::move(config);
 }
 

@@ -18,6 +18,8 @@ void ReadServer(Reader& r, const YAML::Node& node, ServerConfig& server);
 void ReadTimeouts(Reader& r, const YAML::Node& node, Timeouts& timeouts);
 void ReadIdempotency(Reader& r, const YAML::Node& node, IdempotencyConfig& idempotency);
 void ReadBatches(Reader& r, const YAML::Node& node, BatchesConfig& batches);
+// After the models and limits: each drill's group and lane must exist.
+void ReadDrills(Reader& r, const YAML::Node& node, Config& config);
 void ReadDegradation(Reader& r, const YAML::Node& node, DegradationConfig& degradation);
 
 // config_retry_health.cc: retries and deployment health.

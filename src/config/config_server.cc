@@ -1,6 +1,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
 
 #include "config/client_key.h"
@@ -97,6 +100,113 @@ void ReadBatches(Reader& r, const YAML::Node& node, BatchesConfig& batches) {
     r.Duration(node, "poll_ms", batches.poll);
     r.Duration(node, "max_poll_ms", batches.max_poll);
     if (batches.max_poll < batches.poll) batches.max_poll = batches.poll;
+}
+
+namespace {
+
+// A drill's `every`: a number with a unit, `30s`, `15m`, `6h` or `1d`.
+std::optional<Millis> ReadEvery(std::string_view text) {
+    if (text.size() < 2) return std::nullopt;
+    long long count = 0;
+    for (const char c : text.substr(0, text.size() - 1)) {
+        if (c < '0' || c > '9' || count > 1'000'000) return std::nullopt;
+        count = count * 10 + (c - '0');
+    }
+    long long unit = 0;
+    switch (text.back()) {
+        case 's':
+            unit = 1'000;
+            break;
+        case 'm':
+            unit = 60'000;
+            break;
+        case 'h':
+            unit = 3'600'000;
+            break;
+        case 'd':
+            unit = 86'400'000;
+            break;
+        default:
+            return std::nullopt;
+    }
+    const Millis every(count * unit);
+    if (every < Millis(1'000) || every > Millis(30LL * 86'400'000)) return std::nullopt;
+    return every;
+}
+
+// The text of a drill's cases file; a relative path is read beside the config file.
+std::optional<std::string> ReadCasesFile(const std::string& config_file, const std::string& path) {
+    std::filesystem::path where(path);
+    if (where.is_relative()) {
+        std::error_code ec;
+        const std::filesystem::path config_path(config_file);
+        if (std::filesystem::is_regular_file(config_path, ec)) {
+            where = config_path.parent_path() / where;
+        }
+    }
+    std::ifstream in(where, std::ios::binary);
+    if (!in) return std::nullopt;
+    constexpr std::size_t kMaxCasesBytes = 16 << 20;
+    std::string text(kMaxCasesBytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxCasesBytes) return std::nullopt;
+    return text;
+}
+
+}  // namespace
+
+void ReadDrills(Reader& r, const YAML::Node& node, Config& config) {
+    if (!node.IsSequence()) {
+        r.Fail(node, "'drills' must be a list of {group, cases, every}");
+        return;
+    }
+    for (const YAML::Node& item : node) {
+        if (!r.CheckMap(item, "a drill",
+                        {"group", "cases", "every", "lane", "concurrency", "max_cost"})) {
+            continue;
+        }
+        DrillConfig drill;
+        drill.line = item.Mark().line + 1;
+        if (!r.String(item, "group", drill.group, /*required=*/true) ||
+            !r.String(item, "cases", drill.cases_path, /*required=*/true)) {
+            continue;
+        }
+        const ModelGroup* group = config.FindGroup(drill.group);
+        if (group == nullptr) {
+            r.Fail(item["group"], "drill of an unknown model group '" + drill.group + "'");
+            continue;
+        }
+        if (group->mode != GroupMode::kChat) {
+            r.Fail(item["group"],
+                   "'" + drill.group + "' serves embeddings: drills check chat answers");
+            continue;
+        }
+        std::string every;
+        if (r.String(item, "every", every)) {
+            const std::optional<Millis> read = ReadEvery(every);
+            if (!read) {
+                r.Fail(item["every"],
+                       "'every' must be a duration from 1s to 30d such as 30s, 15m, 6h or 1d");
+                continue;
+            }
+            drill.every = *read;
+        }
+        if (r.String(item, "lane", drill.lane) && !config.limits.FindLane(drill.lane)) {
+            r.Fail(item["lane"], "no lane '" + drill.lane + "' in limits.lanes");
+            continue;
+        }
+        r.Integer(item, "concurrency", drill.concurrency, 1, 64);
+        r.Number(item, "max_cost", drill.max_cost, /*allow_zero=*/true);
+        std::optional<std::string> text = ReadCasesFile(r.File(), drill.cases_path);
+        if (!text) {
+            r.Fail(item["cases"],
+                   "cannot read the cases file '" + drill.cases_path + "' (at most 16 MiB)");
+            continue;
+        }
+        drill.cases = std::move(*text);
+        config.drills.push_back(std::move(drill));
+    }
 }
 
 void ReadDegradation(Reader& r, const YAML::Node& node, DegradationConfig& degradation) {

@@ -32,6 +32,8 @@ class Reader final {
     Reader(std::string_view file, const EnvLookup& env, std::vector<Problem>& problems);
 
     void Fail(const YAML::Node& node, std::string message);
+    // The name the config was read under (a path, or a description such as "<embedded ...>").
+    const std::string& File() const { return file_; }
     // A variable of the environment the config is read in.
     std::optional<std::string> Env(std::string_view name) const { return env_(name); }
     void FailAt(int line, std::string message);

@@ -228,6 +228,24 @@ void Metrics::CountHedge(std::string_view deployment, std::string_view result) {
                fmt::format("deployment=\"{}\",result=\"{}\"", EscapeLabel(deployment), result));
 }
 
+void Metrics::CountDrillCase(std::string_view group, std::string_view deployment,
+                             std::string_view result) {
+    CountEvent("switchyard_drill_cases_total",
+               fmt::format("group=\"{}\",deployment=\"{}\",result=\"{}\"", EscapeLabel(group),
+                           EscapeLabel(deployment), result));
+}
+
+void Metrics::SetDrillEntry(std::string_view group, std::string_view deployment, int failing) {
+    std::lock_guard lock(event_mutex_);
+    drill_failing_[fmt::format("group=\"{}\",deployment=\"{}\"", EscapeLabel(group),
+                               EscapeLabel(deployment))] = failing;
+}
+
+void Metrics::SetDrillRun(std::string_view group, double unix_seconds) {
+    std::lock_guard lock(event_mutex_);
+    drill_last_run_[fmt::format("group=\"{}\"", EscapeLabel(group))] = unix_seconds;
+}
+
 void Metrics::CountStateFallback(std::string_view operation) {
     CountEvent("switchyard_state_fallbacks_total",
                fmt::format("operation=\"{}\"", EscapeLabel(operation)));
@@ -352,6 +370,10 @@ void Metrics::RenderEvents(std::string& out) const {
              "Hedged attempts, by the deployment the hedge went to and how its race ended: won "
              "(the hedge answered), lost (the attempt it hedged answered first; the hedge was "
              "cancelled), failed (neither answered)."},
+            {"switchyard_drill_cases_total",
+             "Fallback drill cases as they end, by model group, the entry (deployment) they were "
+             "sent to, and result: passed, failed (an error or an unmet expectation), skipped "
+             "(the drill's cost cap, or no headroom in time)."},
             {"switchyard_state_fallbacks_total",
              "Shared-state operations decided from this replica's own state because Redis did "
              "not answer in time, by operation."},
@@ -367,6 +389,18 @@ void Metrics::RenderEvents(std::string& out) const {
                 if (key.substr(0, at) != name) continue;
                 out += fmt::format("{}{{{}}} {}\n", name, key.substr(at + 1), v);
             }
+        }
+        Family(out, "switchyard_drill_failing_cases", "gauge",
+               "Cases each entry of a chain failed (or skipped) in the last fallback drill of its "
+               "model group, by group and deployment; 0: it passed every case.");
+        for (const auto& [labels, v] : drill_failing_) {
+            out += fmt::format("switchyard_drill_failing_cases{{{}}} {}\n", labels, v);
+        }
+        Family(
+            out, "switchyard_drill_last_run_timestamp_seconds", "gauge",
+            "When the last fallback drill of each model group ended, by group, in Unix seconds.");
+        for (const auto& [labels, v] : drill_last_run_) {
+            out += fmt::format("switchyard_drill_last_run_timestamp_seconds{{{}}} {}\n", labels, v);
         }
     }
 }

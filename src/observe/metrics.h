@@ -60,6 +60,13 @@ class Metrics final {
     // A hedge sent to `deployment` (docs/resilience.md#hedged-attempts) and how its race ended:
     // won (it answered), lost (the attempt it hedged answered), failed (neither answered).
     void CountHedge(std::string_view deployment, std::string_view result);
+    // Fallback drills (docs/drills.md#scheduled-drills): each case on each entry as it ends
+    // (passed, failed, skipped); per entry, the cases it failed in its group's last drill; per
+    // group, when its last drill ended (Unix seconds).
+    void CountDrillCase(std::string_view group, std::string_view deployment,
+                        std::string_view result);
+    void SetDrillEntry(std::string_view group, std::string_view deployment, int failing);
+    void SetDrillRun(std::string_view group, double unix_seconds);
     // Shared state (Redis): an operation decided locally because Redis did not answer in time,
     // and whether Redis is reachable (rendered once set).
     void CountStateFallback(std::string_view operation);
@@ -153,6 +160,8 @@ class Metrics final {
     mutable std::mutex event_mutex_;
     // key: metric \x1f label text
     Series<std::uint64_t> events_;
+    Series<double> drill_failing_;   // group, deployment
+    Series<double> drill_last_run_;  // group
     std::atomic<std::int64_t> in_flight_{0};
     std::atomic<std::int64_t> connections_{0};
     std::atomic<std::uint64_t> upstream_connects_{0};

@@ -8,6 +8,7 @@
 #include "core/names.h"
 #include "core/time_format.h"
 #include "observe/dashboard_page.h"
+#include "server/drill_schedule.h"
 #include "server/durable_state.h"
 #include "server/http_io.h"
 #include "server/key_admin.h"
@@ -292,6 +293,18 @@ asio::awaitable<void> ServeStateExport(RequestContext& ctx) {
         co_return;
     }
     co_await WriteBody(ctx, std::move(*exported), "application/json");
+}
+
+asio::awaitable<void> ServeDrills(RequestContext& ctx) {
+    ctx.record.route = "admin";
+    if (const auto denied = CheckMasterKey(ctx)) {
+        co_await WriteLocalError(ctx, *denied);
+        co_return;
+    }
+    DrillSchedule* drills = ctx.Context().drills;
+    // Named: g++ 12 may mishandle a temporary argument of a coroutine.
+    std::string reports = drills != nullptr ? drills->LastReports() : "{\"drills\":[]}";
+    co_await WriteBody(ctx, std::move(reports), "application/json");
 }
 
 asio::awaitable<void> ServeEnable(RequestContext& ctx, std::string_view name) {

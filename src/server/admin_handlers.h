@@ -41,4 +41,8 @@ asio::awaitable<void> ServeEnable(RequestContext& ctx, std::string_view name);
 // writes them, read from the running gateway (a backup; docs/state.md#backups-and-moves).
 asio::awaitable<void> ServeStateExport(RequestContext& ctx);
 
+// GET /admin/drills (master key): the last report of every scheduled fallback drill
+// (docs/drills.md#scheduled-drills), {"drills": [...]}.
+asio::awaitable<void> ServeDrills(RequestContext& ctx);
+
 }  // namespace switchyard::server

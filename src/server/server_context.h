@@ -35,6 +35,7 @@ namespace switchyard::server {
 
 class DurableState;
 class BatchRunner;
+class DrillSchedule;
 
 // The outcome of a config reload.
 struct ReloadResult {
@@ -80,6 +81,8 @@ struct ServerContext {
     limits::BodyBudget* bodies = nullptr;
     // The Batch APIs (docs/batches.md): the jobs' runner and its files. Null: no durable store.
     BatchRunner* batches = nullptr;
+    // The scheduled fallback drills (docs/drills.md#scheduled-drills); null in tools.
+    DrillSchedule* drills = nullptr;
     // A random token, new with each process, that the runner's lines carry to be admitted as
     // their batch's owner (server/admission.h). Empty: no lines run.
     std::string batch_token;

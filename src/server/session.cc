@@ -89,6 +89,10 @@ asio::awaitable<void> Dispatch(RequestContext& ctx) {
         co_await ServeReload(ctx);
         co_return;
     }
+    if (ctx.path == "/admin/drills" && ctx.request.method() == http::verb::get) {
+        co_await ServeDrills(ctx);
+        co_return;
+    }
     if (ctx.path == "/admin/state" && ctx.request.method() == http::verb::get) {
         co_await ServeStateExport(ctx);
         co_return;

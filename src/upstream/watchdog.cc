@@ -70,7 +70,7 @@ asio::awaitable<void> Watchdog::Tick() {
 void Watchdog::Sweep() {
     const auto now = clock_.Now();
     for (Watch* w = head_; w != nullptr; w = w->next_) {
-        if (w->socket_ == nullptr || now < w->deadline_) continue;
+        if (w->socket_ == nullptr || (now < w->deadline_ && !expire_all_)) continue;
         w->fired_ = true;
         boost::system::error_code ignored;
         w->socket_->cancel(ignored);

@@ -79,6 +79,9 @@ class Watchdog final {
 
     // Starts ticking on the executor; the loop ends when the io_context stops.
     void Start();
+    // From now on every armed watch fires at the next sweep, whatever its deadline: the calls of
+    // a runner that stops end within a tick (as timeouts). On the watchdog's thread.
+    void ExpireAll() { expire_all_ = true; }
     const core::Clock& Clock() const { return clock_; }
 
   private:
@@ -92,6 +95,7 @@ class Watchdog final {
     std::chrono::milliseconds tick_;
     Watch* head_ = nullptr;
     Deferred* deferred_ = nullptr;
+    bool expire_all_ = false;
 };
 
 }  // namespace switchyard::upstream

@@ -11,12 +11,14 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import puppeteer from 'puppeteer-core';
-import { startMock, startGateway, request, sleep, eventually } from '../integration/harness.mjs';
+import {
+  startMock, startGateway, request, sleep, eventually, tempDir,
+} from '../integration/harness.mjs';
 
 const MASTER = 'sk-master-dashboard-test-0001';
 const CHAT_APP_KEY = 'sk-chat-app-dashboard-0001';
@@ -42,8 +44,15 @@ before(async () => {
   haiku = `claude-haiku-4-5@127.0.0.1:${mock.port}`;
   // One failure is allowed; the second benches the deployment for 5 s. The client keys have
   // limits, so /status counts their usage; the backfill key has no token limit or budget.
+  // A scheduled fallback drill of a chain whose fallback entry's model is gone (404): it runs
+  // once as the gateway starts, and the page's drills table shows the failing entry.
+  const cases = path.join(tempDir(), 'cases.jsonl');
+  writeFileSync(cases, `${JSON.stringify({ id: 'greets', request: { messages: [{ role: 'user', content: 'hi' }] }, expect: { contains: 'Mock reply' } })}\n`);
+  await mock.scenario([{ match: { model: 'drill-gone' }, fault: 'error=model_not_found' }]);
   gateway = await startGateway(`
 server: {master_key: os.environ/DASHBOARD_MASTER_KEY}
+drills:
+  - {group: drilled, cases: ${cases}, every: 1h}
 retry: {base_ms: 10, cap_ms: 50}
 health: {allowed_fails: 1, allowed_failure_rate: 0, cooldown_ms: 5000}
 keys:
@@ -61,6 +70,11 @@ models:
     deployments:
       - {provider: anthropic, model: claude-haiku-4-5, api_base: "${api}",
          input_price: 1, output_price: 5}
+  - name: drilled
+    deployments: [{name: drill-ok, provider: openai, model: drill-ok, api_base: "${api}"}]
+    fallbacks: [drilled-fallback]
+  - name: drilled-fallback
+    deployments: [{name: drill-gone, provider: openai, model: drill-gone, api_base: "${api}"}]
 `, { env: { DASHBOARD_MASTER_KEY: MASTER, CHAT_APP_KEY, BACKFILL_KEY } });
 
   browser = await puppeteer.launch({
@@ -327,6 +341,17 @@ test('Re-enable clears a spend-cap disable', async () => {
   assert.equal(await page.$eval(`${card(flaky)} [data-testid="reenable-result"]`,
                                 (e) => e.dataset.ok), 'true');
   await pageAgreesWithStatus('after re-enabling');
+});
+
+test('the scheduled drill shows each entry of its chain, the failing one marked', async () => {
+  const row = (name) => `[data-testid="drill-row"][data-entry="${name}"]`;
+  await page.waitForSelector(row('drill-gone'), WAIT);
+  await page.waitForSelector(row('drill-ok'), WAIT);
+  assert.equal(await page.$eval(row('drill-gone'), (r) => r.dataset.failing), '1');
+  assert.equal(await textOf(`${row('drill-gone')} [data-testid="drill-result"]`), '1 failing');
+  assert.equal(await page.$eval(row('drill-ok'), (r) => r.dataset.failing), '0');
+  assert.equal(await textOf(`${row('drill-ok')} [data-testid="drill-result"]`), 'passed');
+  assert.equal(await page.$eval(row('drill-gone'), (r) => r.dataset.group), 'drilled');
 });
 
 test('on a 375 px wide phone nothing overflows sideways', async () => {

@@ -14,11 +14,12 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import {
-  startMock, startGateway, startRedis, request, metricValue, eventually,
+  startMock, startGateway, startRedis, request, metricValue, eventually, tempDir,
 } from './harness.mjs';
 
 const repo = (relative) => fileURLToPath(new URL(`../../${relative}`, import.meta.url));
@@ -786,8 +787,13 @@ before(async () => {
     { match: { model: 'primary-a' }, fault: 'status=500' },                  // answered by its fallback
     { match: { model: 'capped-a' }, fault: 'error=insufficient_quota' },     // spend cap: disabled
   ]);
+  // A scheduled fallback drill (docs/drills.md) fills the drill families; its model is its own,
+  // so no scenario rule above is spent on it.
+  const cases = path.join(tempDir(), 'cases.jsonl');
+  writeFileSync(cases, `${JSON.stringify({ id: 'greets', request: { messages: [{ role: 'user', content: 'hi' }] }, expect: { contains: 'Mock reply' } })}\n`);
   gateway = await startGateway(`
 server: {master_key: os.environ/MASTER}
+drills: [{group: drilled, cases: ${cases}, every: 1h}]
 ${haveRedis ? `state: {backend: redis, url: "${redis.url}", key_prefix: "deploy${Date.now()}:", timeout_ms: 200}` : ''}
 retry: {base_ms: 5, cap_ms: 20, class_retries: {server_error: 1, overloaded: 1, rate_limited: 1}}
 health: {allowed_fails: 1000, breaker: {consecutive_failures: 1000, minimum_calls: 100000}}
@@ -815,6 +821,8 @@ models:
   - name: embed
     mode: embeddings
     deployments: [${dep(m, 'embed-a')}]
+  - name: drilled
+    deployments: [${dep(m, 'drilled-a')}]
 `, { env: { MASTER, APP_KEY, TINY_KEY } });
 
   if (haveRedis) {
@@ -866,8 +874,9 @@ models:
   // the in-flight gauge after that; the scrape alone in flight means every one is counted.
   scrape = await eventually(async () => {
     const text = await gateway.metrics(MASTER);
-    return metricValue(text, 'switchyard_in_flight_requests') === 1 && text;
-  }, { what: 'the last requests\' records' });
+    return metricValue(text, 'switchyard_in_flight_requests') === 1 &&
+      text.includes('switchyard_drill_last_run_timestamp_seconds{group="drilled"}') && text;
+  }, { what: 'the last requests\' records and the drill\'s' });
   exposition = parseExposition(scrape);
 });
 

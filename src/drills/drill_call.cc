@@ -61,6 +61,32 @@ void Failed(CaseResult& result, policy::Outcome outcome, std::string error) {
     result.error = std::move(error);
 }
 
+// Production checks an answer against the schema its request asks for, else the requested
+// group's `validation.schema` (docs/answers.md#output-validation): an answer that would fail that
+// check there fails the case here, whatever the case's own expectations.
+void CheckAsProductionWould(const DrillCase& drill_case, const config::ModelGroup& drilled,
+                            const std::optional<std::string>& text,
+                            std::vector<std::string>& unmet) {
+    if (!text || drill_case.expect.json_schema != nullptr) return;  // unchecked / checked already
+    std::shared_ptr<const answers::OutputSchema> schema = drill_case.requested_schema;
+    std::string_view whose = "the request's";
+    if (schema == nullptr && !drilled.validation.schema.empty()) {
+        boost::system::error_code ec;
+        const boost::json::value parsed = core::ParseJson(drilled.validation.schema, ec);
+        if (ec) return;
+        auto compiled = answers::OutputSchema::Compile(parsed);
+        auto* usable = std::get_if<std::shared_ptr<const answers::OutputSchema>>(&compiled);
+        if (usable == nullptr) return;
+        schema = std::move(*usable);
+        whose = "the group's validation";
+    }
+    if (schema == nullptr) return;
+    const answers::SchemaVerdict verdict = schema->Check(*text);
+    if (verdict.result == answers::SchemaVerdict::Result::kFailed) {
+        unmet.push_back(fmt::format("does not match {} JSON schema: {}", whose, verdict.problem));
+    }
+}
+
 }  // namespace
 
 asio::awaitable<CaseResult> CallEntry(upstream::ConnectionPool& pool, const core::Clock& clock,
@@ -157,6 +183,7 @@ asio::awaitable<CaseResult> CallEntry(upstream::ConnectionPool& pool, const core
     observed.latency_ms = result.latency_ms;
     observed.cost = result.cost;
     result.unmet = Unmet(drill_case.expect, observed);
+    CheckAsProductionWould(drill_case, *entry.drilled, observed.text, result.unmet);
     result.passed = result.unmet.empty();
     co_return result;
 }

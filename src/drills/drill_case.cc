@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <set>
 
+#include "api/structured_output.h"
 #include "core/json.h"
 
 namespace switchyard::drills {
@@ -128,6 +129,12 @@ std::variant<DrillCase, std::string> ParseCase(std::string_view line, std::strin
     } else {
         out.wire = body.contains("input") && !body.contains("messages") ? api::Wire::kResponses
                                                                         : api::Wire::kOpenAi;
+    }
+    if (const auto schema = api::RequestedSchema(body, out.wire)) {
+        auto compiled = answers::OutputSchema::Compile(*schema);
+        if (auto* usable = std::get_if<std::shared_ptr<const answers::OutputSchema>>(&compiled)) {
+            out.requested_schema = std::move(*usable);
+        }
     }
     body["model"] = model;
     body.erase("stream");

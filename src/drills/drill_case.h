@@ -34,6 +34,10 @@ struct DrillCase {
     api::Wire wire = api::Wire::kOpenAi;
     std::string body;
     Expectation expect;
+    // The schema the request itself asks for (response_format, output_config.format,
+    // text.format): production checks every answer against it, and so does the drill. Null: none
+    // (or one that cannot be compiled, which production leaves unchecked too).
+    std::shared_ptr<const answers::OutputSchema> requested_schema;
 };
 
 // What a case's call produced, as the expectations see it.

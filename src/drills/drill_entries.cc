@@ -37,7 +37,8 @@ std::vector<DrillEntry> EntriesOf(const config::Config& config, const config::Mo
     std::vector<DrillEntry> out;
     for (const Stage& stage : stages) {
         for (const config::Deployment& deployment : stage.planned.group->deployments) {
-            out.push_back({stage.planned.group, &deployment, stage.planned.depth, stage.name});
+            out.push_back(
+                {&group, stage.planned.group, &deployment, stage.planned.depth, stage.name});
         }
     }
     return out;

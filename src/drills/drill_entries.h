@@ -11,6 +11,7 @@ namespace switchyard::drills {
 // group at a depth of the chain (depth > 0: the group's prompt and params apply, as in
 // production).
 struct DrillEntry {
+    const config::ModelGroup* drilled = nullptr;  // the group whose chain this is
     const config::ModelGroup* group = nullptr;
     const config::Deployment* deployment = nullptr;
     int depth = 0;

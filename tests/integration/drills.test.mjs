@@ -177,6 +177,15 @@ test('200s with the wrong content or JSON breaking the schema are caught the sam
   assert.equal(entryOf(report, 'chat-a').passed, 3);
   assert.equal(entryOf(report, 'chat-b').passed, 3);
   assert.match(stdout, /FAIL backup \/ backup-a case greets: does not contain "Mock reply"/);
+
+  // Without a json_schema expectation the answer is still checked as production checks it:
+  // against the schema its request asks for.
+  const implicit = path.join(dir, 'implicit.jsonl');
+  writeFileSync(implicit, `${JSON.stringify({ id: 'asks-schema', request: CASES[2].request })}\n`);
+  const run = await drill(['--config', configFile, '--group', 'chat', '--cases', implicit]);
+  assert.equal(run.code, 1, run.stdout);
+  assert.match(run.stdout, /FAIL long \/ long-a case asks-schema: does not match the request's JSON schema: /);
+  assert.match(run.stdout, /chat: 3 of 4 entries passed every case/);
 });
 
 test('cases that cannot run and unknown groups stop the drill with exit 2 and the line', async () => {

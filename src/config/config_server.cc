@@ -1,5 +1,6 @@
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -144,10 +145,15 @@ std::optional<std::string> ReadCasesFile(const std::string& config_file, const s
             where = config_path.parent_path() / where;
         }
     }
+    // Only a regular file: a FIFO or a device (/dev/stdin, /dev/zero) would block or never end.
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(where, ec)) return std::nullopt;
+    constexpr std::size_t kMaxCasesBytes = 16 << 20;
+    const std::uintmax_t size = std::filesystem::file_size(where, ec);
+    if (ec || size > kMaxCasesBytes) return std::nullopt;
     std::ifstream in(where, std::ios::binary);
     if (!in) return std::nullopt;
-    constexpr std::size_t kMaxCasesBytes = 16 << 20;
-    std::string text(kMaxCasesBytes + 1, '\0');
+    std::string text(static_cast<std::size_t>(size) + 1, '\0');
     in.read(text.data(), static_cast<std::streamsize>(text.size()));
     text.resize(static_cast<std::size_t>(in.gcount()));
     if (text.size() > kMaxCasesBytes) return std::nullopt;
@@ -170,6 +176,14 @@ void ReadDrills(Reader& r, const YAML::Node& node, Config& config) {
         drill.line = item.Mark().line + 1;
         if (!r.String(item, "group", drill.group, /*required=*/true) ||
             !r.String(item, "cases", drill.cases_path, /*required=*/true)) {
+            continue;
+        }
+        const bool again =
+            std::any_of(config.drills.begin(), config.drills.end(),
+                        [&](const DrillConfig& d) { return d.group == drill.group; });
+        if (again) {
+            r.Fail(item["group"],
+                   "'" + drill.group + "' is drilled twice: put its cases in one file");
             continue;
         }
         const ModelGroup* group = config.FindGroup(drill.group);

@@ -45,7 +45,13 @@ std::string ErrorMessage(std::string_view body) {
             }
         }
     }
-    return std::string(body.substr(0, 200));
+    // Not JSON (an HTML error page, bytes): its start, printable ASCII only, so that the reports
+    // stay valid UTF-8.
+    std::string out;
+    for (const char c : body.substr(0, 200)) {
+        out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
+    }
+    return out;
 }
 
 std::string ModelOf(std::string_view body) {

@@ -136,6 +136,14 @@ std::variant<DrillCase, std::string> ParseCase(std::string_view line, std::strin
             out.requested_schema = std::move(*usable);
         }
     }
+    for (const std::string_view key :
+         {"max_completion_tokens", "max_tokens", "max_output_tokens"}) {
+        const json::value* limit = body.if_contains(key);
+        if (limit != nullptr && limit->is_int64() && limit->get_int64() > 0) {
+            out.max_tokens = limit->get_int64();
+            break;
+        }
+    }
     body["model"] = model;
     body.erase("stream");
     body.erase("stream_options");

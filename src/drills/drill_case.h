@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,9 @@ struct DrillCase {
     std::string id;
     api::Wire wire = api::Wire::kOpenAi;
     std::string body;
+    // The request's max_completion_tokens, max_tokens or max_output_tokens (0: none): what its
+    // call reserves of a deployment's token headroom, as production's would.
+    std::int64_t max_tokens = 0;
     Expectation expect;
     // The schema the request itself asks for (response_format, output_config.format,
     // text.format): production checks every answer against it, and so does the drill. Null: none

@@ -44,7 +44,21 @@ asio::awaitable<void> Caller(upstream::ConnectionPool& pool, const core::Clock& 
             slot = Skipped(drill_case, admission.reason);
             continue;
         }
-        slot = co_await CallEntry(pool, clock, config, entry, drill_case);
+        // Other callers may have spent the rest while this one waited to be admitted.
+        if (options.max_cost > 0 && progress.spent >= options.max_cost) {
+            if (admission.release) admission.release();
+            slot = Skipped(drill_case, "the drill's cost cap was reached");
+            continue;
+        }
+        try {
+            slot = co_await CallEntry(pool, clock, config, entry, drill_case);
+        } catch (const std::exception& e) {
+            // Nothing a provider sends should get here; if it does, the case says so.
+            slot = CaseResult{};
+            slot.id = drill_case.id;
+            slot.error_class = "local";
+            slot.error = std::string("the drill failed: ") + e.what();
+        }
         if (slot.cost) progress.spent += *slot.cost;
         if (admission.settle) admission.settle(slot);
     }

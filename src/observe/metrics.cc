@@ -235,15 +235,23 @@ void Metrics::CountDrillCase(std::string_view group, std::string_view deployment
                            EscapeLabel(deployment), result));
 }
 
-void Metrics::SetDrillEntry(std::string_view group, std::string_view deployment, int failing) {
+void Metrics::SetDrillRun(std::string_view group,
+                          const std::vector<std::pair<std::string, int>>& failing,
+                          double unix_seconds) {
     std::lock_guard lock(event_mutex_);
-    drill_failing_[fmt::format("group=\"{}\",deployment=\"{}\"", EscapeLabel(group),
-                               EscapeLabel(deployment))] = failing;
+    auto& entries = drill_failing_[std::string(group)];
+    entries.clear();
+    for (const auto& [deployment, cases] : failing) entries[deployment] = cases;
+    drill_last_run_[std::string(group)] = unix_seconds;
 }
 
-void Metrics::SetDrillRun(std::string_view group, double unix_seconds) {
+void Metrics::KeepDrillGroups(const std::vector<std::string>& groups) {
     std::lock_guard lock(event_mutex_);
-    drill_last_run_[fmt::format("group=\"{}\"", EscapeLabel(group))] = unix_seconds;
+    const auto gone = [&](const auto& item) {
+        return std::find(groups.begin(), groups.end(), item.first) == groups.end();
+    };
+    std::erase_if(drill_failing_, gone);
+    std::erase_if(drill_last_run_, gone);
 }
 
 void Metrics::CountStateFallback(std::string_view operation) {
@@ -393,14 +401,19 @@ void Metrics::RenderEvents(std::string& out) const {
         Family(out, "switchyard_drill_failing_cases", "gauge",
                "Cases each entry of a chain failed (or skipped) in the last fallback drill of its "
                "model group, by group and deployment; 0: it passed every case.");
-        for (const auto& [labels, v] : drill_failing_) {
-            out += fmt::format("switchyard_drill_failing_cases{{{}}} {}\n", labels, v);
+        for (const auto& [group, entries] : drill_failing_) {
+            for (const auto& [deployment, cases] : entries) {
+                out += fmt::format(
+                    "switchyard_drill_failing_cases{{group=\"{}\",deployment=\"{}\"}} {}\n",
+                    EscapeLabel(group), EscapeLabel(deployment), cases);
+            }
         }
         Family(
             out, "switchyard_drill_last_run_timestamp_seconds", "gauge",
             "When the last fallback drill of each model group ended, by group, in Unix seconds.");
-        for (const auto& [labels, v] : drill_last_run_) {
-            out += fmt::format("switchyard_drill_last_run_timestamp_seconds{{{}}} {}\n", labels, v);
+        for (const auto& [group, at] : drill_last_run_) {
+            out += fmt::format("switchyard_drill_last_run_timestamp_seconds{{group=\"{}\"}} {}\n",
+                               EscapeLabel(group), at);
         }
     }
 }

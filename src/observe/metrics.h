@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "observe/recent_failures.h"
@@ -65,8 +66,12 @@ class Metrics final {
     // group, when its last drill ended (Unix seconds).
     void CountDrillCase(std::string_view group, std::string_view deployment,
                         std::string_view result);
-    void SetDrillEntry(std::string_view group, std::string_view deployment, int failing);
-    void SetDrillRun(std::string_view group, double unix_seconds);
+    // A group's drill ended at `unix_seconds` with `failing` cases per entry (deployment): its
+    // gauges become exactly these (an entry no longer in the chain is dropped).
+    void SetDrillRun(std::string_view group,
+                     const std::vector<std::pair<std::string, int>>& failing, double unix_seconds);
+    // Drops the gauges of every group not in `groups` (its drill left the config).
+    void KeepDrillGroups(const std::vector<std::string>& groups);
     // Shared state (Redis): an operation decided locally because Redis did not answer in time,
     // and whether Redis is reachable (rendered once set).
     void CountStateFallback(std::string_view operation);
@@ -160,8 +165,9 @@ class Metrics final {
     mutable std::mutex event_mutex_;
     // key: metric \x1f label text
     Series<std::uint64_t> events_;
-    Series<double> drill_failing_;   // group, deployment
-    Series<double> drill_last_run_;  // group
+    // group -> (deployment -> failing cases), group -> last run; under event_mutex_.
+    std::map<std::string, std::map<std::string, int>, std::less<>> drill_failing_;
+    std::map<std::string, double, std::less<>> drill_last_run_;
     std::atomic<std::int64_t> in_flight_{0};
     std::atomic<std::int64_t> connections_{0};
     std::atomic<std::uint64_t> upstream_connects_{0};

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "api/usage.h"
 #include "drills/drill_report.h"
 
@@ -30,7 +33,6 @@ DrillSchedule::DrillSchedule(ServerContext& context)
 DrillSchedule::~DrillSchedule() { Stop(); }
 
 void DrillSchedule::Start() {
-    watchdog_.Start();
     asio::co_spawn(ioc_, Loop(), [this](const std::exception_ptr& error) {
         if (error) {
             try {
@@ -70,13 +72,30 @@ asio::awaitable<void> DrillSchedule::Loop() {
     asio::steady_timer timer(ioc_);
     while (!stopping_) {
         const std::shared_ptr<Runtime> runtime = context_.runtime.Current();
+        // A reload may have removed drills: what they left behind goes (runs, reports, gauges).
+        std::vector<std::string> keys, groups;
+        for (const config::DrillConfig& drill : runtime->config->drills) {
+            keys.push_back(KeyOf(drill));
+            groups.push_back(drill.group);
+        }
+        const auto gone = [&](const auto& item) {
+            return std::find(keys.begin(), keys.end(), item.first) == keys.end();
+        };
+        std::erase_if(last_run_, gone);
+        {
+            std::lock_guard lock(reports_mutex_);
+            std::erase_if(reports_, gone);
+        }
+        context_.metrics.KeepDrillGroups(groups);
         for (const config::DrillConfig& drill : runtime->config->drills) {
             if (stopping_) break;
-            const auto now = context_.clock.Now();
-            const auto [due, added] = due_.try_emplace(KeyOf(drill), now);
-            if (now < due->second) continue;
+            // Due at once when new, then `every` after its last run (as the config now says).
+            const auto last = last_run_.find(KeyOf(drill));
+            if (last != last_run_.end() && context_.clock.Now() < last->second + drill.every) {
+                continue;
+            }
             co_await RunDrill(runtime, drill);
-            due->second = context_.clock.Now() + drill.every;
+            last_run_[KeyOf(drill)] = context_.clock.Now();
         }
         timer.expires_after(kTick);
         co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
@@ -88,11 +107,12 @@ asio::awaitable<drills::Admission> DrillSchedule::Admit(std::shared_ptr<Runtime>
                                                         const drills::DrillEntry& entry,
                                                         const drills::DrillCase& drill_case) {
     const std::size_t index = entry.deployment->index;
-    limits::HeadroomCost cost;
-    const auto estimate = static_cast<double>(api::EstimateInputTokens(drill_case.body));
-    cost.tokens = estimate;
-    cost.input_tokens = estimate;
     const core::Clock& clock = context_.clock;
+    if (!runtime->config->limits.self_throttle) co_return drills::Admission{};
+    // What production reserves for the same request (engine/executor.cc).
+    const limits::HeadroomCost cost =
+        limits::CostOf(entry.deployment->provider, api::EstimateInputTokens(drill_case.body),
+                       drill_case.max_tokens);
     const auto give_up = clock.Now() + kHeadroomPatience;
     asio::steady_timer timer(ioc_);
     while (!stopping_) {
@@ -106,9 +126,12 @@ asio::awaitable<drills::Admission> DrillSchedule::Admit(std::shared_ptr<Runtime>
                 runtime->headroom->Settle(index, cost, result.status >= 200 && result.status < 300,
                                           result.input_tokens, result.output_tokens, clock.Now());
             };
+            admitted.release = [runtime, index, cost, &clock] {
+                runtime->headroom->Cancel(index, cost, clock.Now());
+            };
             co_return admitted;
         }
-        if (now + wait > give_up) break;
+        if (wait > give_up - now) break;
         timer.expires_after(std::min(wait, kTick));
         co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
     }
@@ -124,6 +147,11 @@ asio::awaitable<void> DrillSchedule::RunDrill(std::shared_ptr<Runtime> runtime,
     const config::ModelGroup* group = config.FindGroup(drill.group);
     const drills::CaseFile cases = drills::ParseCases(drill.cases, drill.group);
     if (group == nullptr || !cases.problems.empty()) co_return;  // the loader refused these
+    if (!watchdog_started_) {
+        // Its ticks are only worth having once there is a drill to run.
+        watchdog_.Start();
+        watchdog_started_ = true;
+    }
     const std::size_t lane = drill.lane.empty() ? config.limits.lanes.size() - 1
                                                 : config.limits.FindLane(drill.lane).value_or(0);
     drills::DrillOptions options;
@@ -136,6 +164,7 @@ asio::awaitable<void> DrillSchedule::RunDrill(std::shared_ptr<Runtime> runtime,
     const drills::DrillReport report = co_await drills::RunDrill(
         pool_, context_.clock, config, *group, cases.cases, options, admit);
     if (stopping_) co_return;  // cut short: no result to report
+    std::vector<std::pair<std::string, int>> failing_cases;
     for (const drills::EntryReport& entry : report.entries) {
         for (const drills::CaseResult& result : entry.cases) {
             context_.metrics.CountDrillCase(report.group, entry.deployment,
@@ -143,10 +172,10 @@ asio::awaitable<void> DrillSchedule::RunDrill(std::shared_ptr<Runtime> runtime,
                                             : result.skipped ? "skipped"
                                                              : "failed");
         }
-        context_.metrics.SetDrillEntry(report.group, entry.deployment, entry.failed);
+        failing_cases.emplace_back(entry.deployment, entry.failed);
     }
     context_.metrics.SetDrillRun(
-        report.group,
+        report.group, failing_cases,
         std::chrono::duration<double>(context_.clock.WallNow().time_since_epoch()).count());
     int failing = 0;
     for (const drills::EntryReport& entry : report.entries) failing += entry.failed > 0 ? 1 : 0;

@@ -16,7 +16,8 @@
 namespace switchyard::server {
 
 // Runs the config's scheduled fallback drills (docs/drills.md#scheduled-drills): each `drills:`
-// entry as soon as the gateway serves, then every `every`, one drill at a time, each call in the
+// entry as soon as the gateway serves (or a reload brings it), then `every` after its last run,
+// one drill at a time, each call in the
 // drill's lane at the headroom that traffic leaves (a call that finds none within a minute is
 // skipped). Calls go through their own connections and are never counted in a deployment's health,
 // retry budget or latency: they are not traffic. Results go to the metrics and to /admin/drills.
@@ -48,9 +49,10 @@ class DrillSchedule final {
     upstream::Watchdog watchdog_;
     upstream::ConnectionPool pool_;
     std::thread thread_;
-    bool stopping_ = false;  // on the thread
-    // When each drill (group and cases file) is due next; on the thread.
-    std::map<std::string, std::chrono::steady_clock::time_point> due_;
+    bool stopping_ = false;          // on the thread
+    bool watchdog_started_ = false;  // on the thread
+    // When each drill (group and cases file) last ran; on the thread.
+    std::map<std::string, std::chrono::steady_clock::time_point> last_run_;
     mutable std::mutex reports_mutex_;
     std::map<std::string, std::string> reports_;  // drill -> its last report (JSON)
 };

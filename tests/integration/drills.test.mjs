@@ -188,6 +188,45 @@ test('200s with the wrong content or JSON breaking the schema are caught the sam
   assert.match(run.stdout, /chat: 3 of 4 entries passed every case/);
 });
 
+test('the cost cap: once the drill has spent it, the remaining cases are skipped, exit 1', async () => {
+  await mock.scenario([]);
+  const run = await drill(['--config', configFile, '--group', 'chat', '--cases', casesFile,
+                           '--concurrency', '1', '--max-cost', '0.000001']);
+  assert.equal(run.code, 1, run.stdout);
+  // chat-a is priced: its first answer spends more than the cap; nothing starts after it.
+  assert.match(run.stdout, /chat \/ chat-a\s+primary\s+1\/3/);
+  assert.match(run.stdout, /FAIL chat \/ chat-b case greets: skipped: the drill's cost cap was reached/);
+  assert.match(run.stdout, /chat: 0 of 4 entries passed every case/);
+});
+
+test('a config whose scheduled drill cannot run is refused, each problem at its line', async () => {
+  const bad = path.join(dir, 'bad-scheduled.jsonl');
+  writeFileSync(bad, '{"id":"a","request":{},"expect":{"max_cost":"cheap"}}\n');
+  const check = async (name, drills) => {
+    const file = path.join(dir, name);
+    writeFileSync(file, readFileSync(configFile, 'utf8').replace('models:', `drills:\n${drills}models:`));
+    return new Promise((resolve) => {
+      const child = spawn(GATEWAY_BIN, ['check', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('exit', (code) => resolve({ code, stderr }));
+    });
+  };
+  // The cases file is read beside the config (a relative path) and its cases are checked.
+  const cases = await check('bad-cases.yaml', '  - {group: chat, cases: bad-scheduled.jsonl, every: 10m}\n');
+  assert.equal(cases.code, 1);
+  assert.match(cases.stderr, /bad-cases\.yaml:3: drill cases 'bad-scheduled\.jsonl': line 1: expect\.max_cost must be a number >= 0/);
+  const config = await check('bad-drills.yaml', `  - {group: chat, cases: ${casesFile}, every: 10m}
+  - {group: chat, cases: ${casesFile}}
+  - {group: backup, cases: ${casesFile}, every: 1x}
+  - {group: long, cases: missing.jsonl}
+`);
+  assert.equal(config.code, 1);
+  assert.match(config.stderr, /bad-drills\.yaml:4: 'chat' is drilled twice: put its cases in one file/);
+  assert.match(config.stderr, /bad-drills\.yaml:5: 'every' must be a duration from 1s to 30d/);
+  assert.match(config.stderr, /bad-drills\.yaml:6: cannot read the cases file 'missing\.jsonl'/);
+});
+
 test('cases that cannot run and unknown groups stop the drill with exit 2 and the line', async () => {
   const bad = path.join(dir, 'bad.jsonl');
   writeFileSync(bad, `${JSON.stringify(CASES[0])}\n{"id":"x","request":{"messages":[]},"expect":{"regex":"(?<=a)b"}}\n{"id":"greets","request":{}}\n`);
@@ -237,10 +276,9 @@ models:`);
     assert.equal(backup.state, 'healthy');
     assert.equal(backup.last_error_class, '');
     assert.equal(metricValue(metrics, 'switchyard_upstream_attempts_total{deployment="backup-a",error_class="server_error"}'), undefined);
-    // Traffic is served as usual, and only once per drill run (every: 1h).
+    // Traffic is served as usual.
     const answer = await request(gateway.port, { body: { model: 'chat', messages: hello } });
     assert.equal(answer.status, 200);
-    assert.equal(metricValue(await gateway.metrics(), sample('switchyard_drill_cases_total')), 3);
   } finally {
     await gateway.stop();
   }

@@ -38,8 +38,9 @@ struct RedisOptions {
 class RedisObserver {
   public:
     virtual ~RedisObserver() = default;
-    // The connection came up (after its login); `after_failure`: it had been reported down.
-    virtual void ConnectionUp(bool after_failure) = 0;
+    // The connection came up (after its login); `after_failure`: it had been reported down;
+    // `first`: it had never been up before.
+    virtual void ConnectionUp(bool after_failure, bool first) = 0;
     // It failed to connect or was lost; `why` says what failed. Told once per failure episode.
     virtual void ConnectionDown(const std::string& why) = 0;
 };
@@ -66,8 +67,11 @@ class RedisConnection final : public std::enable_shared_from_this<RedisConnectio
     // Sends one command and waits for its reply at most `timeout`. A reply that comes later is
     // read and dropped. An error reply is a reply (RespValue::IsError).
     asio::awaitable<Reply> Call(std::vector<std::string> args, std::chrono::milliseconds timeout);
-    // Sends one command without waiting (its reply is read and dropped). Dropped when down.
-    void Send(std::vector<std::string> args);
+    // Sends one command without waiting (its reply is read and dropped). Dropped when down. With
+    // `on_error`, an error reply is handed to it (on the connection's executor) before it is
+    // dropped.
+    void Send(std::vector<std::string> args,
+              std::function<void(const RespValue&)> on_error = nullptr);
 
     // Runs after every (re)connect, before anything queued is sent. Set before Start().
     void OnUp(std::function<void()> on_up) { on_up_ = std::move(on_up); }
@@ -85,6 +89,12 @@ class RedisConnection final : public std::enable_shared_from_this<RedisConnectio
         Reply reply;
         bool done = false;
     };
+    // A command sent and not answered yet: a caller waits for its reply, or nobody does (the
+    // reply is dropped, an error first handed to `on_error` when set).
+    struct Pending {
+        std::shared_ptr<Waiter> waiter;
+        std::function<void(const RespValue&)> on_error;
+    };
 
     asio::awaitable<void> Run();
     // Connects and logs in; the error says what failed (empty: up).
@@ -94,7 +104,9 @@ class RedisConnection final : public std::enable_shared_from_this<RedisConnectio
     void Deliver(RespValue reply);
     void Flush();
     asio::awaitable<void> WriteLoop(unsigned generation);
-    void Enqueue(const std::vector<std::string>& args, std::shared_ptr<Waiter> waiter);
+    // PINGs the connection of `generation` every beat and closes it when nothing is heard back.
+    asio::awaitable<void> Heartbeat(unsigned generation);
+    void Enqueue(const std::vector<std::string>& args, Pending pending);
     // Fails every call still waiting for a reply and drops what was not sent.
     void FailPending();
     void Close();
@@ -115,13 +127,14 @@ class RedisConnection final : public std::enable_shared_from_this<RedisConnectio
     std::unique_ptr<asio::ssl::stream<tcp::socket>> tls_;
     asio::steady_timer backoff_;
     RespReader reader_;
-    std::deque<std::shared_ptr<Waiter>> pending_;  // null: a reply nobody waits for
-    std::string out_;                              // encoded, not yet written
+    std::deque<Pending> pending_;
+    std::string out_;  // encoded, not yet written
     std::string writing_;
     bool write_active_ = false;
     bool up_ = false;
     bool stopped_ = false;
     int timeouts_in_a_row_ = 0;
+    int beats_unheard_ = 0;    // PINGs sent since anything was heard
     unsigned generation_ = 0;  // bumped on every close: a writer of an old connection stops
 
     bool subscriber_ = false;

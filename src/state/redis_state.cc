@@ -90,6 +90,7 @@ void RedisState::Start(const std::vector<asio::any_io_executor>& workers) {
         subscriber_->Send({"SUBSCRIBE", channel_});
         asio::co_spawn(executors_.front(), Resync(), asio::detached);
     });
+    total_.store(static_cast<int>(connections_.size()) + 1, std::memory_order_relaxed);
     for (const auto& connection : connections_) connection->Start();
     subscriber_->Start();
 }
@@ -104,11 +105,14 @@ void RedisState::Release() {
 }
 
 bool RedisState::Up() const {
-    return down_.load(std::memory_order_relaxed) == 0 && up_.load(std::memory_order_relaxed) > 0;
+    // Every connection: one that has not come up yet leaves its worker deciding locally.
+    const int total = total_.load(std::memory_order_relaxed);
+    return total > 0 && down_.load(std::memory_order_relaxed) == 0 &&
+           ever_up_.load(std::memory_order_relaxed) == total;
 }
 
-void RedisState::ConnectionUp(bool after_failure) {
-    up_.fetch_add(1, std::memory_order_relaxed);
+void RedisState::ConnectionUp(bool after_failure, bool first) {
+    if (first) ever_up_.fetch_add(1, std::memory_order_relaxed);
     if (after_failure) down_.fetch_sub(1, std::memory_order_relaxed);
     std::lock_guard lock(episode_mutex_);
     if (in_episode_ && down_.load(std::memory_order_relaxed) == 0) {
@@ -178,7 +182,17 @@ asio::awaitable<RedisConnection::Reply> RedisState::Eval(RedisConnection& connec
 
 void RedisState::EvalAndForget(RedisConnection& connection, const RedisScript& script,
                                std::vector<std::string> keys, std::vector<std::string> args) {
-    connection.Send(EvalShaCommand(script, std::move(keys), std::move(args)));
+    std::vector<std::string> command = EvalShaCommand(script, std::move(keys), std::move(args));
+    // The server lost its script cache (SCRIPT FLUSH, a failover to a server that never had it):
+    // this command goes again with the script's source, which also loads it for the next ones.
+    // The handler lives in the connection's queue, so the connection outlives it.
+    auto resend = [&connection, &script, command](const RespValue& error) mutable {
+        if (!error.text.starts_with("NOSCRIPT")) return;
+        command[0] = "EVAL";
+        command[1] = std::string(script.source);
+        connection.Send(std::move(command));
+    };
+    connection.Send(std::move(command), std::move(resend));
 }
 
 asio::awaitable<std::optional<KeyVerdict>> RedisState::AdmitKey(unsigned worker,
@@ -467,15 +481,23 @@ void RedisState::OnMessage(const RespValue& push) {
 }
 
 asio::awaitable<void> RedisState::Resync() {
-    // The first worker's command connection reads; it may come up a moment after the subscriber.
+    // A read that fails (a timeout, the connection lost again) is tried again with a growing
+    // wait, while the subscriber that asked for it is still up.
     asio::steady_timer wait(executors_.front());
-    for (int tries = 0; For(0) == nullptr && tries < 50; ++tries) {
-        wait.expires_after(milliseconds(20));
+    milliseconds pause(20);
+    for (int tries = 0; tries < 12 && subscriber_ && subscriber_->Up(); ++tries) {
+        if (co_await ResyncOnce()) co_return;
+        wait.expires_after(pause);
         auto [ec] = co_await wait.async_wait(kTuple);
         (void)ec;
+        pause = std::min(pause * 2, milliseconds(2'000));
     }
+}
+
+asio::awaitable<bool> RedisState::ResyncOnce() {
     RedisConnection* connection = For(0);
-    if (connection == nullptr) co_return;
+    if (connection == nullptr) co_return false;  // the first worker's command connection reads
+    bool complete = true;
     const milliseconds timeout = config_.connect_timeout;
     if (handlers_.deployments && handlers_.health) {
         for (const std::string& deployment : handlers_.deployments()) {
@@ -488,6 +510,7 @@ asio::awaitable<void> RedisState::Resync() {
                 *connection, MarksReadScript(), std::move(keys), std::move(no_args), timeout);
             if (!reply || reply->type != RespValue::Type::kArray ||
                 reply->items.size() != 2 * kMarks.size()) {
+                complete = false;
                 continue;
             }
             for (std::size_t i = 0; i < kMarks.size(); ++i) {
@@ -505,12 +528,14 @@ asio::awaitable<void> RedisState::Resync() {
             std::vector<std::string> names;
             for (const RespValue& name : reply->items) names.push_back(name.text);
             handlers_.keys_removed(names);
+        } else {
+            complete = false;
         }
     }
     if (handlers_.keys_loaded) {
         std::vector<std::string> command{"HGETALL", Key("keys", "runtime")};
         RedisConnection::Reply reply = co_await connection->Call(std::move(command), timeout);
-        if (!reply || reply->type != RespValue::Type::kArray) co_return;
+        if (!reply || reply->type != RespValue::Type::kArray) co_return false;
         std::vector<boost::json::object> keys;
         for (std::size_t i = 1; i < reply->items.size(); i += 2) {
             boost::system::error_code ec;
@@ -519,6 +544,7 @@ asio::awaitable<void> RedisState::Resync() {
         }
         handlers_.keys_loaded(keys);
     }
+    co_return complete;
 }
 
 }  // namespace switchyard::state

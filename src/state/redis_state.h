@@ -124,7 +124,7 @@ class RedisState final : public RedisObserver {
     void ShareKeyRemoved(std::string name);
 
     // RedisObserver.
-    void ConnectionUp(bool after_failure) override;
+    void ConnectionUp(bool after_failure, bool first) override;
     void ConnectionDown(const std::string& why) override;
 
   private:
@@ -141,6 +141,8 @@ class RedisState final : public RedisObserver {
     void OnMessage(const RespValue& push);
     // After the subscriber (re)connects: reads every deployment's marks and the runtime keys.
     asio::awaitable<void> Resync();
+    // One pass of Resync; false when a read failed (what it read is applied all the same).
+    asio::awaitable<bool> ResyncOnce();
     // On the first worker's thread, with its connection.
     void Publish(std::string message);
 
@@ -162,8 +164,9 @@ class RedisState final : public RedisObserver {
     std::vector<std::unordered_map<std::string, std::chrono::steady_clock::time_point>> corrected_;
     std::shared_ptr<RedisConnection> subscriber_;
 
-    std::atomic<int> up_{0};    // connections up
-    std::atomic<int> down_{0};  // connections reported down and not back
+    std::atomic<int> total_{0};    // connections: one per worker and the subscriber
+    std::atomic<int> ever_up_{0};  // connections that have been up at least once
+    std::atomic<int> down_{0};     // connections reported down and not back
     std::mutex episode_mutex_;
     bool in_episode_ = false;  // logged as unreachable, not yet as back
 };

@@ -51,10 +51,10 @@ void EncodeCommand(std::initializer_list<std::string_view> args, std::string& ou
 
 void RespReader::Feed(std::string_view bytes) {
     if (failed_) return;
-    // Drop what earlier replies consumed before growing the buffer.
-    if (consumed_ > 0 && consumed_ >= buffer_.size() / 2) {
-        buffer_.erase(0, consumed_);
-        consumed_ = 0;
+    // Drop what is parsed (its values live in `open_` or were handed out) before growing.
+    if (pos_ > 0 && pos_ >= buffer_.size() / 2) {
+        buffer_.erase(0, pos_);
+        pos_ = 0;
     }
     buffer_.append(bytes);
 }
@@ -67,77 +67,87 @@ std::optional<std::string_view> RespReader::Line(std::size_t pos) const {
 
 RespReader::Status RespReader::Next(RespValue& out) {
     if (failed_) return Status::kError;
-    std::size_t pos = consumed_;
-    RespValue value;
-    const Status status = Parse(pos, value, 0);
-    if (status == Status::kError) failed_ = true;
-    if (status != Status::kValue) return status;
-    consumed_ = pos;
-    out = std::move(value);
-    return Status::kValue;
+    for (;;) {
+        RespValue value;
+        bool opened = false;
+        const Status status = ParseOne(value, opened);
+        if (status == Status::kError) failed_ = true;
+        if (status != Status::kValue) return status;
+        if (opened) continue;
+        // A complete element: it completes the arrays it ends, innermost first.
+        while (!open_.empty()) {
+            Open& inner = open_.back();
+            inner.array.items.push_back(std::move(value));
+            if (--inner.remaining > 0) break;
+            value = std::move(inner.array);
+            open_.pop_back();
+        }
+        if (open_.empty()) {
+            out = std::move(value);
+            return Status::kValue;
+        }
+    }
 }
 
-RespReader::Status RespReader::Parse(std::size_t& pos, RespValue& out, int depth) {
-    if (depth > kMaxDepth) return Status::kError;
-    if (pos >= buffer_.size()) return Status::kIncomplete;
-    const char type = buffer_[pos];
-    const std::optional<std::string_view> line = Line(pos + 1);
+RespReader::Status RespReader::ParseOne(RespValue& out, bool& opened) {
+    // An element inside `open_.size()` arrays is that deep.
+    if (open_.size() > static_cast<std::size_t>(kMaxDepth)) return Status::kError;
+    if (pos_ >= buffer_.size()) return Status::kIncomplete;
+    const char type = buffer_[pos_];
+    const std::optional<std::string_view> line = Line(pos_ + 1);
     if (!line) {
         // No reply of ours has a header line near this long: the stream is not RESP.
-        return buffer_.size() - pos > kMaxLine ? Status::kError : Status::kIncomplete;
+        return buffer_.size() - pos_ > kMaxLine ? Status::kError : Status::kIncomplete;
     }
-    const std::size_t after = pos + 1 + line->size() + 2;
+    const std::size_t after = pos_ + 1 + line->size() + 2;
+    const auto advance = [&](std::size_t to) {
+        ++parsed_elements_;
+        pos_ = to;
+        return Status::kValue;
+    };
     switch (type) {
         case '+':
         case '-':
             out.type = type == '+' ? RespValue::Type::kSimple : RespValue::Type::kError;
             out.text = std::string(*line);
-            pos = after;
-            return Status::kValue;
+            return advance(after);
         case ':': {
             const std::optional<std::int64_t> n = ParseInteger(*line);
             if (!n) return Status::kError;
             out.type = RespValue::Type::kInteger;
             out.integer = *n;
-            pos = after;
-            return Status::kValue;
+            return advance(after);
         }
         case '$': {
             const std::optional<std::int64_t> n = ParseInteger(*line);
             if (!n || *n < -1 || *n > kMaxBulk) return Status::kError;
             if (*n == -1) {
                 out.type = RespValue::Type::kNull;
-                pos = after;
-                return Status::kValue;
+                return advance(after);
             }
             const std::size_t size = static_cast<std::size_t>(*n);
             if (buffer_.size() < after + size + 2) return Status::kIncomplete;
             if (buffer_.compare(after + size, 2, "\r\n") != 0) return Status::kError;
             out.type = RespValue::Type::kBulk;
             out.text = buffer_.substr(after, size);
-            pos = after + size + 2;
-            return Status::kValue;
+            return advance(after + size + 2);
         }
         case '*': {
             const std::optional<std::int64_t> n = ParseInteger(*line);
             if (!n || *n < -1 || *n > kMaxArray) return Status::kError;
             if (*n == -1) {
                 out.type = RespValue::Type::kNull;
-                pos = after;
-                return Status::kValue;
+                return advance(after);
             }
             out.type = RespValue::Type::kArray;
-            out.items.clear();
-            out.items.reserve(static_cast<std::size_t>(std::min<std::int64_t>(*n, 1024)));
-            std::size_t cursor = after;
-            for (std::int64_t i = 0; i < *n; ++i) {
-                RespValue item;
-                const Status status = Parse(cursor, item, depth + 1);
-                if (status != Status::kValue) return status;
-                out.items.push_back(std::move(item));
-            }
-            pos = cursor;
-            return Status::kValue;
+            if (*n == 0) return advance(after);
+            Open array;
+            array.array.type = RespValue::Type::kArray;
+            array.array.items.reserve(static_cast<std::size_t>(std::min<std::int64_t>(*n, 1024)));
+            array.remaining = *n;
+            open_.push_back(std::move(array));
+            opened = true;
+            return advance(after);
         }
         default:
             return Status::kError;

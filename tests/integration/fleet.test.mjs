@@ -130,6 +130,45 @@ test('a deployment benched by one replica is skipped by the others with no upstr
   }
 });
 
+test('scripts flushed from a live Redis: a fire-and-forget script recovers on that very call', async () => {
+  await mock.scenario([{ match: { model: 'solo-a' }, fault: 'status=500' }]);
+  const [replica] = await startFleet(1, { health: 'health: {allowed_fails: 1, cooldown_ms: 30000}' });
+  try {
+    // The server forgets every script the replica loaded when it connected (and every key).
+    assert.equal(await redis.command('FLUSHALL'), '+OK\r\n');
+    assert.equal(await redis.command('SCRIPT', 'FLUSH'), '+OK\r\n');
+    // The cooling mark is stored by a script whose reply nobody waits for: NOSCRIPT, then the
+    // same call again with the script's source.
+    while ((await status(replica))['solo-a'].state !== 'cooling') await chat(replica, 'solo');
+    await waitFor(async () => /cooling/.test(await redis.command('KEYS', '*solo-a*cooling*')),
+                  'the cooling mark in Redis');
+  } finally {
+    await stopFleet([replica]);
+    await mock.scenario([]);
+  }
+});
+
+test('a Redis that stops answering without closing is noticed within seconds, and rejoined', async () => {
+  const [replica] = await startFleet(1);
+  const up = async () => metricValue(await replica.metrics(MASTER), 'switchyard_state_redis_up');
+  try {
+    // Frozen: its sockets stay open and nothing comes back, on the quiet subscriber too.
+    redis.child().kill('SIGSTOP');
+    const took = await waitFor(async () => (await up()) === 0, 'the silence noticed', 10000);
+    console.log(`# a silent Redis noticed after ${took} ms`);
+    assert.ok(took < 6000, `${took} ms`);
+    // Requests are answered meanwhile, from local state.
+    assert.equal((await chat(replica)).status, 200);
+  } finally {
+    redis.child().kill('SIGCONT');
+  }
+  try {
+    await waitFor(async () => (await up()) === 1, 'every connection up again', 10000);
+  } finally {
+    await stopFleet([replica]);
+  }
+});
+
 test('a spend-cap disable on one replica disables the deployment on the others; a re-enable on another re-enables it everywhere', async () => {
   await mock.scenario([{ match: { model: 'chat-a' }, fault: 'error=insufficient_quota' }]);
   const [a, b] = await startFleet(2);

@@ -109,6 +109,32 @@ TEST(RespReader, MalformedStreamsFailForGood) {
     }
 }
 
+// A large reply that arrives in many small reads is parsed once, element by element, as it
+// arrives: a reader that started over on every read would parse its first elements thousands of
+// times.
+TEST(RespReader, ALargeReplyInSmallReadsIsParsedOnce) {
+    constexpr int kItems = 100'000;
+    std::string reply = "*" + std::to_string(kItems) + "\r\n";
+    for (int i = 0; i < kItems; ++i) {
+        const std::string item = "member:" + std::to_string(i);
+        reply += "$" + std::to_string(item.size()) + "\r\n" + item + "\r\n";
+    }
+    reply += "+OK\r\n";
+    RespReader reader;
+    RespValue v;
+    std::vector<RespValue> replies;
+    for (std::size_t at = 0; at < reply.size(); at += 7) {
+        reader.Feed(std::string_view(reply).substr(at, 7));
+        while (reader.Next(v) == Status::kValue) replies.push_back(std::move(v));
+    }
+    ASSERT_EQ(replies.size(), 2u);
+    ASSERT_EQ(replies[0].items.size(), static_cast<std::size_t>(kItems));
+    EXPECT_EQ(replies[0].items[0].text, "member:0");
+    EXPECT_EQ(replies[0].items[kItems - 1].text, "member:99999");
+    EXPECT_EQ(replies[1].text, "OK");
+    EXPECT_EQ(reader.ParsedElements(), static_cast<std::size_t>(kItems) + 2);
+}
+
 TEST(RespReader, AHeaderLineWithoutEndIsAnError) {
     RespReader reader;
     reader.Feed("+" + std::string(2 << 20, 'a'));

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "api/answer_shape.h"
+#include "api/stream_events.h"
 #include "api/structured_output.h"
 #include "api/usage.h"
 #include "api/whole_answer.h"
@@ -32,26 +33,16 @@ std::variant<api::ChatRequest, core::LocalError> ParseRequest(const DrillCase& d
     return api::ParseOpenAiChat(drill_case.body);
 }
 
-// The provider's error message in either API's envelope, else the start of the body.
+// The provider's message (api::ErrorMessageOf). When that is the start of a body that is no JSON
+// (an HTML error page, bytes), it is reduced to printable ASCII so that the reports stay UTF-8.
 std::string ErrorMessage(std::string_view body) {
-    boost::system::error_code ec;
-    const boost::json::value parsed = core::ParseJson(body, ec);
-    if (!ec && parsed.is_object()) {
-        if (const auto* error = parsed.get_object().if_contains("error");
-            error != nullptr && error->is_object()) {
-            if (const auto* message = error->get_object().if_contains("message");
-                message != nullptr && message->is_string()) {
-                return std::string(message->get_string());
-            }
+    std::string message = api::ErrorMessageOf(body);
+    if (body.substr(0, message.size()) == message) {
+        for (char& c : message) {
+            if (c < 0x20 || c >= 0x7f) c = '?';
         }
     }
-    // Not JSON (an HTML error page, bytes): its start, printable ASCII only, so that the reports
-    // stay valid UTF-8.
-    std::string out;
-    for (const char c : body.substr(0, 200)) {
-        out.push_back(c >= 0x20 && c < 0x7f ? c : '?');
-    }
-    return out;
+    return message;
 }
 
 std::string ModelOf(std::string_view body) {

@@ -5,7 +5,6 @@
 #include <charconv>
 #include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "core/clock.h"
 #include "drills/drill_report.h"
